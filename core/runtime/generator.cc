@@ -1,0 +1,71 @@
+#include "core/runtime/generator.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/runtime/runtime.h"
+#include "core/runtime/torch_status.h"
+
+namespace openreg {
+
+GeneratorImpl::GeneratorImpl(c10::DeviceIndex device)
+    : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, device),
+                         c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
+      cpu_generator_(at::detail::createCPUGenerator()) {}
+
+void GeneratorImpl::set_current_seed(uint64_t seed) {
+  cpu_generator_.set_current_seed(seed);
+}
+
+void GeneratorImpl::set_offset(uint64_t offset) {
+  cpu_generator_.set_offset(offset);
+}
+
+uint64_t GeneratorImpl::get_offset() const {
+  return cpu_generator_.get_offset();
+}
+
+uint64_t GeneratorImpl::current_seed() const {
+  return cpu_generator_.current_seed();
+}
+
+uint64_t GeneratorImpl::seed() { return cpu_generator_.seed(); }
+
+void GeneratorImpl::set_state(const c10::TensorImpl& new_state) {
+  cpu_generator_.unsafeGetGeneratorImpl()->set_state(new_state);
+}
+
+c10::intrusive_ptr<c10::TensorImpl> GeneratorImpl::get_state() const {
+  return cpu_generator_.unsafeGetGeneratorImpl()->get_state();
+}
+
+GeneratorImpl* GeneratorImpl::clone_impl() const {
+  auto* copy = new GeneratorImpl(device().index());
+  copy->cpu_generator_ = cpu_generator_.clone();
+  return copy;
+}
+
+const at::Generator& DefaultGenerator(c10::DeviceIndex device) {
+  const int32_t count = RuntimeForDevice(device).device_count();
+  // Created once for all devices, never destroyed (Python may hold them at
+  // exit).
+  static std::vector<at::Generator>* generators = [count] {
+    auto* created = new std::vector<at::Generator>();
+    for (int32_t i = 0; i < count; ++i) {
+      created->push_back(
+          at::make_generator<GeneratorImpl>(static_cast<c10::DeviceIndex>(i)));
+    }
+    return created;
+  }();
+  return (*generators)[device];
+}
+
+at::Generator NewGenerator(c10::DeviceIndex device) {
+  RuntimeForDevice(device);
+  return at::make_generator<GeneratorImpl>(device);
+}
+
+}  // namespace openreg

@@ -1,0 +1,148 @@
+#include "core/runtime/guard_impl.h"
+
+#include "core/runtime/runtime.h"
+#include "core/runtime/thread_state.h"
+#include "core/runtime/torch_status.h"
+#include "core/runtime/torch_stream.h"
+
+namespace openreg {
+namespace {
+
+openreg_event AsEvent(void* event) { return static_cast<openreg_event>(event); }
+
+c10::Stream MakeStream(c10::DeviceIndex device, int64_t id) {
+  return c10::Stream(c10::Stream::UNSAFE,
+                     c10::Device(GuardImpl::kDeviceType, device), id);
+}
+
+}  // namespace
+
+c10::Device GuardImpl::exchangeDevice(c10::Device device) const {
+  const c10::Device previous = getDevice();
+  if (device.index() != previous.index()) setDevice(device);
+  return previous;
+}
+
+c10::Device GuardImpl::getDevice() const {
+  return c10::Device(kDeviceType,
+                     static_cast<c10::DeviceIndex>(CurrentDeviceIndex()));
+}
+
+void GuardImpl::setDevice(c10::Device device) const {
+  TORCH_CHECK(device.type() == kDeviceType, "expected an openreg device, got ",
+              device);
+  RuntimeForDevice(device.index());
+  SetCurrentDeviceIndex(device.index());
+}
+
+void GuardImpl::uncheckedSetDevice(c10::Device device) const noexcept {
+  // Called from guard destructors to restore a device that was valid when
+  // saved, so no check is needed (and none may throw).
+  SetCurrentDeviceIndex(device.index());
+}
+
+c10::DeviceIndex GuardImpl::deviceCount() const noexcept {
+  absl::StatusOr<Runtime*> runtime = Runtime::Get();
+  return runtime.ok() ? static_cast<c10::DeviceIndex>((*runtime)->device_count())
+                      : 0;
+}
+
+c10::Stream GuardImpl::getStream(c10::Device device) const {
+  return CurrentStream(device.index());
+}
+
+c10::Stream GuardImpl::getDefaultStream(c10::Device device) const {
+  RuntimeForDevice(device.index());
+  return MakeStream(device.index(), kDefaultStreamId);
+}
+
+c10::Stream GuardImpl::getStreamFromGlobalPool(c10::Device device,
+                                               bool is_high_priority) const {
+  Runtime& runtime = RuntimeForDevice(device.index());
+  const DeviceProperties properties =
+      ValueOrThrow(runtime.driver().GetDeviceProperties(device.index()));
+  return getNewStream(device, is_high_priority
+                                  ? properties.greatest_stream_priority
+                                  : properties.least_stream_priority);
+}
+
+c10::Stream GuardImpl::getNewStream(c10::Device device, int priority) const {
+  Runtime& runtime = RuntimeForDevice(device.index());
+  const int64_t id =
+      ValueOrThrow(runtime.streams().Create(device.index(), priority));
+  return MakeStream(device.index(), id);
+}
+
+c10::Stream GuardImpl::exchangeStream(c10::Stream stream) const {
+  const c10::Stream previous = CurrentStream(stream.device_index());
+  DriverStream(stream);  // validates the id
+  SetCurrentStreamId(stream.device_index(), stream.id());
+  return previous;
+}
+
+bool GuardImpl::queryStream(const c10::Stream& stream) const {
+  return ValueOrThrow(RuntimeOrThrow().driver().StreamQuery(DriverStream(stream)));
+}
+
+void GuardImpl::synchronizeStream(const c10::Stream& stream) const {
+  ThrowIfError(
+      RuntimeOrThrow().driver().StreamSynchronize(DriverStream(stream)));
+}
+
+void GuardImpl::synchronizeDevice(c10::DeviceIndex device_index) const {
+  ThrowIfError(
+      RuntimeForDevice(device_index).driver().DeviceSynchronize(device_index));
+}
+
+void GuardImpl::record(void** event, const c10::Stream& stream,
+                       c10::DeviceIndex device_index,
+                       c10::EventFlag flag) const {
+  TORCH_CHECK(device_index == -1 || device_index == stream.device_index(),
+              "Event device index ", static_cast<int>(device_index),
+              " does not match recording stream's device index ",
+              static_cast<int>(stream.device_index()), ".");
+  const Driver& driver = RuntimeOrThrow().driver();
+  const openreg_stream driver_stream = DriverStream(stream);
+  if (*event == nullptr) {
+    // PyTorch's convention: BACKEND_DEFAULT events time, PYTORCH_DEFAULT
+    // events do not (as cudaEventDisableTiming).
+    const uint32_t flags = flag == c10::EventFlag::BACKEND_DEFAULT
+                               ? OPENREG_EVENT_ENABLE_TIMING
+                               : OPENREG_EVENT_DEFAULT;
+    *event = ValueOrThrow(driver.EventCreate(stream.device_index(), flags));
+  }
+  ThrowIfError(driver.EventRecord(AsEvent(*event), driver_stream));
+}
+
+void GuardImpl::block(void* event, const c10::Stream& stream) const {
+  if (event == nullptr) return;
+  ThrowIfError(RuntimeOrThrow().driver().StreamWaitEvent(DriverStream(stream),
+                                                         AsEvent(event)));
+}
+
+bool GuardImpl::queryEvent(void* event) const {
+  if (event == nullptr) return true;
+  return ValueOrThrow(RuntimeOrThrow().driver().EventQuery(AsEvent(event)));
+}
+
+void GuardImpl::synchronizeEvent(void* event) const {
+  if (event == nullptr) return;
+  ThrowIfError(RuntimeOrThrow().driver().EventSynchronize(AsEvent(event)));
+}
+
+double GuardImpl::elapsedTime(void* start, void* end,
+                              c10::DeviceIndex /*device_index*/) const {
+  TORCH_CHECK(start != nullptr && end != nullptr,
+              "Both events must be recorded before calculating elapsed time.");
+  return ValueOrThrow(RuntimeOrThrow().driver().EventElapsedMilliseconds(
+      AsEvent(start), AsEvent(end)));
+}
+
+void GuardImpl::destroyEvent(void* event,
+                             c10::DeviceIndex /*device_index*/) const noexcept {
+  if (event == nullptr) return;
+  absl::StatusOr<Runtime*> runtime = Runtime::Get();
+  if (runtime.ok()) (*runtime)->driver().EventDestroy(AsEvent(event)).IgnoreError();
+}
+
+}  // namespace openreg

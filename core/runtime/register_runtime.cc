@@ -1,0 +1,27 @@
+// Every registration of the runtime with PyTorch, in one place: the device
+// guard, the hooks and the device allocator for PrivateUse1.
+//
+// These are static initializers; the library that holds this file is linked
+// with alwayslink so they are not dropped.
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include "core/runtime/device_allocator.h"
+#include "core/runtime/guard_impl.h"
+#include "core/runtime/hooks.h"
+
+namespace openreg {
+namespace {
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, GuardImpl);
+
+REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &GetDeviceAllocator());
+
+const bool hooks_registered = [] {
+  // Never destroyed: PyTorch keeps the pointer for the life of the process.
+  at::RegisterPrivateUse1HooksInterface(new Hooks());
+  return true;
+}();
+
+}  // namespace
+}  // namespace openreg

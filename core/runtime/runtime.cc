@@ -1,0 +1,102 @@
+#include "core/runtime/runtime.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace openreg {
+namespace {
+
+absl::Mutex package_directory_mutex;
+std::string& PackageDriverDirectory() {
+  static std::string* directory = new std::string();  // never destroyed
+  return *directory;
+}
+
+std::atomic<bool> initialized{false};
+
+}  // namespace
+
+void Runtime::SetPackageDriverDirectory(std::string directory) {
+  absl::MutexLock lock(&package_directory_mutex);
+  PackageDriverDirectory() = std::move(directory);
+}
+
+std::vector<std::string> Runtime::DriverSearchDirectories(
+    const RuntimeConfig& config) {
+  std::vector<std::string> directories;
+  {
+    absl::MutexLock lock(&package_directory_mutex);
+    if (!PackageDriverDirectory().empty()) {
+      directories.push_back(PackageDriverDirectory());
+    }
+  }
+  directories.insert(directories.end(), config.extra_driver_dirs.begin(),
+                     config.extra_driver_dirs.end());
+  return directories;
+}
+
+absl::StatusOr<Runtime*> Runtime::Get() {
+  // A function-local static gives thread-safe once-only creation; the result
+  // (runtime or error) is kept for the life of the process.
+  static const absl::StatusOr<Runtime*>* runtime =
+      new absl::StatusOr<Runtime*>(Create());
+  return *runtime;
+}
+
+bool Runtime::IsInitialized() { return initialized.load(); }
+
+absl::StatusOr<Runtime*> Runtime::Create() {
+  absl::StatusOr<RuntimeConfig> config = RuntimeConfigFromEnvironment();
+  if (!config.ok()) return config.status();
+  absl::StatusOr<std::string> path =
+      ResolveDriverPath(config->driver_spec, DriverSearchDirectories(*config));
+  if (!path.ok()) return path.status();
+  DriverConfig driver_config;
+  driver_config.device_count = config->device_count;
+  driver_config.device_memory_bytes = config->device_memory_bytes;
+  absl::StatusOr<std::unique_ptr<Driver>> driver =
+      Driver::Load(*path, driver_config);
+  if (!driver.ok()) return driver.status();
+  absl::StatusOr<int32_t> count = (*driver)->DeviceCount();
+  if (!count.ok()) return count.status();
+  if (*count < 1 || *count > kMaxDeviceCount) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "openreg driver '", (*driver)->name(), "' reports ", *count,
+        " devices; expected 1 to ", kMaxDeviceCount, "."));
+  }
+  Runtime* runtime = new Runtime(*std::move(config), *std::move(driver), *count);
+  initialized.store(true);
+  return runtime;
+}
+
+Runtime::Runtime(RuntimeConfig config, std::unique_ptr<Driver> driver,
+                 int32_t device_count)
+    : config_(std::move(config)),
+      driver_(std::move(driver)),
+      device_count_(device_count),
+      streams_(*driver_, device_count),
+      device_used_(new std::atomic<bool>[device_count]) {
+  for (int32_t i = 0; i < device_count; ++i) device_used_[i].store(false);
+}
+
+absl::Status Runtime::CheckDevice(int64_t device) const {
+  if (device >= 0 && device < device_count_) return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat(
+      "openreg device index ", device, " is out of range: there ",
+      device_count_ == 1 ? "is 1 device" : absl::StrCat("are ", device_count_, " devices"),
+      ", so valid indices are 0 to ", device_count_ - 1,
+      ". Use a valid index, or set OPENREG_DEVICE_COUNT before the first "
+      "use of the device to have more."));
+}
+
+bool Runtime::HasPrimaryContext(int32_t device) const {
+  return device >= 0 && device < device_count_ && device_used_[device].load();
+}
+
+void Runtime::MarkDeviceUsed(int32_t device) {
+  if (device >= 0 && device < device_count_) device_used_[device].store(true);
+}
+
+}  // namespace openreg

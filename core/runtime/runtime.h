@@ -1,0 +1,74 @@
+// The process-wide openreg runtime: the loaded driver and per-device state.
+//
+// Initialization is lazy: nothing touches a driver until the first call to
+// Runtime::Get(), so `import torch` stays cheap. The first Get() reads the
+// configuration, resolves and loads the driver and initializes it; a failure
+// is remembered and returned by every later Get(), with the same message.
+//
+// Lifetime: the runtime is created once and deliberately never destroyed.
+// Tensors freed during interpreter shutdown still need the driver, and
+// unloading a driver while its threads run is unsafe.
+//
+// Thread-safety: Get() is thread-safe; the returned Runtime is immutable
+// except for members that document their own locking.
+#ifndef OPENREG_CORE_RUNTIME_RUNTIME_H_
+#define OPENREG_CORE_RUNTIME_RUNTIME_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/driver/driver.h"
+#include "core/runtime/runtime_config.h"
+#include "core/runtime/stream_registry.h"
+
+namespace openreg {
+
+class Runtime {
+ public:
+  // Where the Python package keeps its bundled drivers; searched before
+  // OPENREG_DRIVER_PATH. Must be called before the first Get().
+  static void SetPackageDriverDirectory(std::string directory);
+
+  // The driver search directories in lookup order.
+  static std::vector<std::string> DriverSearchDirectories(
+      const RuntimeConfig& config);
+
+  static absl::StatusOr<Runtime*> Get();
+
+  // Whether Get() has succeeded. Never initializes.
+  static bool IsInitialized();
+
+  const Driver& driver() const { return *driver_; }
+  const RuntimeConfig& config() const { return config_; }
+  int32_t device_count() const { return device_count_; }
+  StreamRegistry& streams() { return streams_; }
+
+  // OK for an index in [0, device_count), else an error naming the valid
+  // range and how to get more devices.
+  absl::Status CheckDevice(int64_t device) const;
+
+  // Whether `device` has been used (a primary context, in CUDA's terms).
+  bool HasPrimaryContext(int32_t device) const;
+  void MarkDeviceUsed(int32_t device);
+
+ private:
+  Runtime(RuntimeConfig config, std::unique_ptr<Driver> driver,
+          int32_t device_count);
+
+  static absl::StatusOr<Runtime*> Create();
+
+  const RuntimeConfig config_;
+  const std::unique_ptr<Driver> driver_;
+  const int32_t device_count_;
+  StreamRegistry streams_;
+  std::unique_ptr<std::atomic<bool>[]> device_used_;
+};
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_RUNTIME_RUNTIME_H_

@@ -1,0 +1,111 @@
+#include "core/runtime/runtime_config.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace openreg {
+namespace {
+
+struct SizeSuffix {
+  absl::string_view name;
+  uint64_t multiplier;
+};
+
+// Longest suffixes first so "GiB" is not read as "B".
+constexpr SizeSuffix kSizeSuffixes[] = {
+    {"kib", 1ull << 10}, {"mib", 1ull << 20}, {"gib", 1ull << 30},
+    {"tib", 1ull << 40}, {"kb", 1000ull},     {"mb", 1000ull * 1000},
+    {"gb", 1000ull * 1000 * 1000},            {"tb", 1000ull * 1000 * 1000 * 1000},
+    {"b", 1ull},
+};
+
+absl::Status InvalidVariable(const char* name, absl::string_view value,
+                             absl::string_view expected) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, "='", value, "' is not valid: expected ", expected,
+      ". Fix or unset ", name, " (see docs/configuration.md)."));
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  absl::string_view number = lower;
+  uint64_t multiplier = 1;
+  for (const SizeSuffix& suffix : kSizeSuffixes) {
+    if (absl::ConsumeSuffix(&number, suffix.name)) {
+      multiplier = suffix.multiplier;
+      break;
+    }
+  }
+  number = absl::StripAsciiWhitespace(number);
+  uint64_t whole = 0;
+  if (absl::SimpleAtoi(number, &whole)) {
+    if (whole > UINT64_MAX / multiplier) {
+      return absl::OutOfRangeError(absl::StrCat("size '", text, "' overflows 64 bits"));
+    }
+    return whole * multiplier;
+  }
+  double fractional = 0;
+  if (!number.empty() && absl::SimpleAtod(number, &fractional) &&
+      std::isfinite(fractional) && fractional >= 0 &&
+      fractional * static_cast<double>(multiplier) < 1.8e19) {
+    return static_cast<uint64_t>(fractional * static_cast<double>(multiplier));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", text, "' is not a size: expected a non-negative number with an "
+      "optional unit B, KiB, MiB, GiB, TiB, KB, MB, GB or TB, e.g. '2GiB'"));
+}
+
+std::optional<std::string> GetEnvironmentVariable(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+absl::StatusOr<RuntimeConfig> RuntimeConfigFromEnvironment(
+    const EnvironmentLookup& lookup) {
+  RuntimeConfig config;
+  if (std::optional<std::string> driver = lookup("OPENREG_DRIVER")) {
+    config.driver_spec = std::string(absl::StripAsciiWhitespace(*driver));
+  }
+  if (std::optional<std::string> path = lookup("OPENREG_DRIVER_PATH")) {
+    for (absl::string_view dir : absl::StrSplit(*path, ':', absl::SkipEmpty())) {
+      if (dir.front() != '/') {
+        return InvalidVariable("OPENREG_DRIVER_PATH", *path,
+                               "a ':'-separated list of absolute directories");
+      }
+      config.extra_driver_dirs.emplace_back(dir);
+    }
+  }
+  if (std::optional<std::string> count = lookup("OPENREG_DEVICE_COUNT")) {
+    int32_t parsed = 0;
+    if (!absl::SimpleAtoi(*count, &parsed) || parsed < 1 ||
+        parsed > kMaxDeviceCount) {
+      return InvalidVariable(
+          "OPENREG_DEVICE_COUNT", *count,
+          absl::StrCat("an integer from 1 to ", kMaxDeviceCount,
+                       " (the default is ", kDefaultDeviceCount, ")"));
+    }
+    config.device_count = parsed;
+  }
+  if (std::optional<std::string> memory = lookup("OPENREG_DEVICE_MEMORY")) {
+    absl::StatusOr<uint64_t> bytes = ParseByteSize(*memory);
+    if (!bytes.ok() || *bytes == 0) {
+      return InvalidVariable(
+          "OPENREG_DEVICE_MEMORY", *memory,
+          "a positive size per device such as '2GiB', '512MiB' or a byte "
+          "count");
+    }
+    config.device_memory_bytes = *bytes;
+  }
+  return config;
+}
+
+}  // namespace openreg

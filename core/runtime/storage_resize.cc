@@ -1,0 +1,34 @@
+#include "core/runtime/storage_resize.h"
+
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+
+#include "core/runtime/device_allocator.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/torch_status.h"
+#include "core/runtime/torch_stream.h"
+
+namespace openreg {
+
+void ResizeStorageBytes(const c10::Storage& storage, size_t new_size) {
+  c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+  TORCH_CHECK(impl->resizable(),
+              "Trying to resize an openreg storage that is not resizable "
+              "(it wraps memory openreg does not own).");
+  const c10::Device device = impl->device();
+  c10::DeviceGuard guard(device);
+  c10::DataPtr new_data = GetDeviceAllocator().allocate(new_size);
+  const size_t copy_size = std::min(new_size, impl->nbytes());
+  if (copy_size > 0) {
+    const Driver& driver = RuntimeForDevice(device.index()).driver();
+    ThrowIfError(driver.MemcpyAsync(new_data.get(), impl->data(), copy_size,
+                                    OPENREG_MEMCPY_DEVICE_TO_DEVICE,
+                                    CurrentDriverStream(device.index())));
+  }
+  impl->set_data_ptr_noswap(std::move(new_data));
+  impl->set_nbytes(new_size);
+}
+
+}  // namespace openreg

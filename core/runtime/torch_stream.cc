@@ -1,0 +1,31 @@
+#include "core/runtime/torch_stream.h"
+
+#include "core/runtime/runtime.h"
+#include "core/runtime/thread_state.h"
+#include "core/runtime/torch_status.h"
+
+namespace openreg {
+
+c10::Stream CurrentStream(c10::DeviceIndex device) {
+  RuntimeForDevice(device);
+  return c10::Stream(c10::Stream::UNSAFE,
+                     c10::Device(c10::DeviceType::PrivateUse1, device),
+                     CurrentStreamId(device));
+}
+
+openreg_stream DriverStream(const c10::Stream& stream) {
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
+              "expected an openreg stream, got a stream of device ",
+              stream.device());
+  Runtime& runtime = RuntimeForDevice(stream.device_index());
+  openreg_stream handle =
+      ValueOrThrow(runtime.streams().Get(stream.device_index(), stream.id()));
+  runtime.MarkDeviceUsed(stream.device_index());
+  return handle;
+}
+
+openreg_stream CurrentDriverStream(c10::DeviceIndex device) {
+  return DriverStream(CurrentStream(device));
+}
+
+}  // namespace openreg

@@ -1,0 +1,22 @@
+// Conversions between PyTorch's c10::Stream and the driver's stream handles.
+#ifndef OPENREG_CORE_RUNTIME_TORCH_STREAM_H_
+#define OPENREG_CORE_RUNTIME_TORCH_STREAM_H_
+
+#include <c10/core/Stream.h>
+
+#include "core/driver/openreg_driver.h"
+
+namespace openreg {
+
+// The calling thread's current stream on `device` (validated).
+c10::Stream CurrentStream(c10::DeviceIndex device);
+
+// The driver handle behind `stream`; throws for a stream openreg never made.
+openreg_stream DriverStream(const c10::Stream& stream);
+
+// The driver handle of the calling thread's current stream on `device`.
+openreg_stream CurrentDriverStream(c10::DeviceIndex device);
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_RUNTIME_TORCH_STREAM_H_
