@@ -1,0 +1,64 @@
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "core/aten/native_ops.h"
+#include "core/runtime/device_allocator.h"
+#include "core/runtime/thread_state.h"
+#include "core/runtime/torch_status.h"
+
+namespace openreg {
+namespace {
+
+constexpr c10::DispatchKeySet kOpenRegKeys(c10::DispatchKey::PrivateUse1);
+
+// The device an allocation goes to: the requested index, or the current one.
+c10::DeviceIndex TargetDevice(std::optional<at::Device> device) {
+  if (device.has_value() && device->has_index()) {
+    RuntimeForDevice(device->index());
+    return device->index();
+  }
+  const c10::DeviceIndex current =
+      static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
+  RuntimeForDevice(current);
+  return current;
+}
+
+void CheckLayoutAndPinning(std::optional<at::Layout> layout,
+                           std::optional<bool> pin_memory) {
+  TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided,
+              "openreg supports only strided tensors; got layout ", *layout,
+              ". Create the tensor on the CPU for sparse layouts.");
+  TORCH_CHECK(!pin_memory.value_or(false),
+              "pin_memory=True applies to CPU tensors only; an openreg tensor "
+              "is already device memory.");
+}
+
+}  // namespace
+
+at::Tensor Empty(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout> layout,
+                 std::optional<at::Device> device,
+                 std::optional<bool> pin_memory,
+                 std::optional<at::MemoryFormat> memory_format) {
+  CheckLayoutAndPinning(layout, pin_memory);
+  const c10::DeviceGuard guard(
+      c10::Device(c10::DeviceType::PrivateUse1, TargetDevice(device)));
+  return at::detail::empty_generic(
+      size, &GetDeviceAllocator(), kOpenRegKeys,
+      c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor EmptyStrided(at::IntArrayRef size, at::IntArrayRef stride,
+                        std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout,
+                        std::optional<at::Device> device,
+                        std::optional<bool> pin_memory) {
+  CheckLayoutAndPinning(layout, pin_memory);
+  const c10::DeviceGuard guard(
+      c10::Device(c10::DeviceType::PrivateUse1, TargetDevice(device)));
+  return at::detail::empty_strided_generic(size, stride, &GetDeviceAllocator(),
+                                           kOpenRegKeys,
+                                           c10::dtype_or_default(dtype));
+}
+
+}  // namespace openreg

@@ -1,0 +1,52 @@
+// The kernels openreg registers for PrivateUse1 itself, because the CPU
+// fallback cannot serve them: allocation, views and storage surgery (which
+// must produce openreg tensors), copies across devices, and reading a scalar.
+// register_kernels.cc binds them to their ATen schemas.
+#ifndef OPENREG_CORE_ATEN_NATIVE_OPS_H_
+#define OPENREG_CORE_ATEN_NATIVE_OPS_H_
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <optional>
+
+namespace openreg {
+
+// --- Allocation (empty_ops.cc) ---------------------------------------------
+at::Tensor Empty(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout> layout,
+                 std::optional<at::Device> device,
+                 std::optional<bool> pin_memory,
+                 std::optional<at::MemoryFormat> memory_format);
+at::Tensor EmptyStrided(at::IntArrayRef size, at::IntArrayRef stride,
+                        std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout,
+                        std::optional<at::Device> device,
+                        std::optional<bool> pin_memory);
+
+// --- Views and storage (view_ops.cc) -----------------------------------------
+at::Tensor AsStrided(const at::Tensor& self, at::IntArrayRef size,
+                     at::IntArrayRef stride,
+                     std::optional<int64_t> storage_offset);
+at::Tensor View(const at::Tensor& self, at::IntArrayRef size);
+at::Tensor ReshapeAlias(const at::Tensor& self, at::IntArrayRef size,
+                        at::IntArrayRef stride);
+const at::Tensor& Resize(const at::Tensor& self, at::IntArrayRef size,
+                         std::optional<at::MemoryFormat> memory_format);
+at::Tensor& SetEmpty(at::Tensor& self);
+at::Tensor& SetStorage(at::Tensor& self, at::Storage source);
+at::Tensor& SetStorageWithGeometry(at::Tensor& self, at::Storage source,
+                                   int64_t storage_offset,
+                                   at::IntArrayRef size,
+                                   at::IntArrayRef stride);
+at::Tensor& SetTensor(at::Tensor& self, const at::Tensor& source);
+
+// --- Copies (copy_ops.cc) ------------------------------------------------------
+at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst,
+                    bool non_blocking);
+at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst);
+at::Scalar LocalScalarDense(const at::Tensor& self);
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_ATEN_NATIVE_OPS_H_

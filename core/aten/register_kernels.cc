@@ -1,0 +1,36 @@
+// Every ATen registration of openreg in one place: the native kernels for
+// PrivateUse1 and the CPU fallback for everything else.
+//
+// Static initializers; the library is linked with alwayslink so the linker
+// keeps them.
+#include <torch/library.h>
+
+#include "core/aten/cpu_fallback.h"
+#include "core/aten/native_ops.h"
+
+namespace openreg {
+namespace {
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(Empty));
+  m.impl("empty_strided", TORCH_FN(EmptyStrided));
+  m.impl("as_strided", TORCH_FN(AsStrided));
+  m.impl("view", TORCH_FN(View));
+  m.impl("_reshape_alias", TORCH_FN(ReshapeAlias));
+  m.impl("resize_", TORCH_FN(Resize));
+  m.impl("set_", TORCH_FN(SetEmpty));
+  m.impl("set_.source_Storage", TORCH_FN(SetStorage));
+  m.impl("set_.source_Storage_storage_offset",
+         TORCH_FN(SetStorageWithGeometry));
+  m.impl("set_.source_Tensor", TORCH_FN(SetTensor));
+  m.impl("_copy_from", TORCH_FN(CopyFrom));
+  m.impl("_copy_from_and_resize", TORCH_FN(CopyFromAndResize));
+  m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+}
+
+}  // namespace
+}  // namespace openreg
