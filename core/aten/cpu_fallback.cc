@@ -247,7 +247,12 @@ void FallbackCall::MapResults(torch::jit::Stack& stack) {
 
 void CpuFallback(const c10::OperatorHandle& op, c10::DispatchKeySet /*keys*/,
                  torch::jit::Stack* stack) {
-  FallbackCall call(op);
+  RunCpuKernelOf(op, stack);
+}
+
+void RunCpuKernelOf(const c10::OperatorHandle& cpu_op,
+                    torch::jit::Stack* stack) {
+  FallbackCall call(cpu_op);
   call.PrepareArguments(*stack);
   call.Run(*stack);
   call.MapResults(*stack);

@@ -19,6 +19,12 @@ namespace openreg {
 void CpuFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                  torch::jit::Stack* stack);
 
+// Runs the CPU kernel of `cpu_op` on a stack that holds `cpu_op`'s arguments,
+// the same way. For ops whose device kernel is a differently named ATen op
+// (e.g. convolution_overrideable -> convolution).
+void RunCpuKernelOf(const c10::OperatorHandle& cpu_op,
+                    torch::jit::Stack* stack);
+
 }  // namespace openreg
 
 #endif  // OPENREG_CORE_ATEN_CPU_FALLBACK_H_

@@ -6,9 +6,13 @@
 #define OPENREG_CORE_ATEN_NATIVE_OPS_H_
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 #include <c10/core/Scalar.h>
 
+#include <array>
 #include <optional>
+#include <tuple>
 
 namespace openreg {
 
@@ -46,6 +50,16 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst,
                     bool non_blocking);
 at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst);
 at::Scalar LocalScalarDense(const at::Tensor& self);
+
+// --- Convolution (convolution_ops.cc) -------------------------------------------
+void ConvolutionOverrideable(const c10::OperatorHandle& op,
+                             c10::DispatchKeySet keys,
+                             torch::jit::Stack* stack);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvolutionBackwardOverrideable(
+    const at::Tensor& grad_output, const at::Tensor& input,
+    const at::Tensor& weight, at::IntArrayRef stride, at::IntArrayRef padding,
+    at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask);
 
 }  // namespace openreg
 

@@ -26,6 +26,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", TORCH_FN(CopyFrom));
   m.impl("_copy_from_and_resize", TORCH_FN(CopyFromAndResize));
   m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
+  m.impl("convolution_overrideable",
+         torch::CppFunction::makeFromBoxedFunction<&ConvolutionOverrideable>());
+  m.impl("convolution_backward_overrideable",
+         TORCH_FN(ConvolutionBackwardOverrideable));
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
