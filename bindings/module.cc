@@ -1,0 +1,83 @@
+// torch_openreg._C: the thin glue between Python and the core. No logic
+// lives here; every function forwards to the core, whose errors arrive as
+// c10::Error and become Python exceptions through torch's translators.
+#include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <string>
+
+#include "core/runtime/generator.h"
+#include "core/runtime/guard_impl.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/torch_status.h"
+#include "core/runtime/torch_stream.h"
+
+namespace openreg {
+namespace {
+
+namespace py = pybind11;
+
+const GuardImpl& Guard() {
+  static const GuardImpl guard;
+  return guard;
+}
+
+c10::Device OpenRegDevice(int64_t index) {
+  return c10::Device(c10::DeviceType::PrivateUse1,
+                     static_cast<c10::DeviceIndex>(index));
+}
+
+py::dict DriverInfo() {
+  Runtime& runtime = RuntimeOrThrow();
+  const Driver& driver = runtime.driver();
+  py::dict info;
+  info["name"] = driver.name();
+  info["version"] = driver.version();
+  info["abi_version"] = std::to_string(driver.abi_version_major()) + "." +
+                        std::to_string(driver.abi_version_minor());
+  info["path"] = driver.path();
+  return info;
+}
+
+py::dict DeviceProperties(int64_t device) {
+  const openreg::DeviceProperties properties = ValueOrThrow(
+      RuntimeForDevice(device).driver().GetDeviceProperties(device));
+  py::dict result;
+  result["name"] = properties.name;
+  result["total_memory"] = properties.total_memory_bytes;
+  result["least_stream_priority"] = properties.least_stream_priority;
+  result["greatest_stream_priority"] = properties.greatest_stream_priority;
+  result["concurrent_streams"] = properties.concurrent_streams;
+  return result;
+}
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Native glue of the openreg PyTorch backend.";
+  m.def("_set_driver_directory", &Runtime::SetPackageDriverDirectory,
+        "Where the package's bundled drivers live; call before first use.");
+  m.def("_is_initialized", &Runtime::IsInitialized);
+  m.def("_init", [] { RuntimeOrThrow(); });
+  m.def("_driver_info", &DriverInfo);
+  m.def("_device_count",
+        [] { return RuntimeOrThrow().device_count(); });
+  m.def("_get_device", [] { return Guard().getDevice().index(); });
+  m.def("_set_device",
+        [](int64_t device) { Guard().setDevice(OpenRegDevice(device)); });
+  m.def("_exchange_device", [](int64_t device) {
+    if (device < 0) return static_cast<int64_t>(Guard().getDevice().index());
+    return static_cast<int64_t>(
+        Guard().exchangeDevice(OpenRegDevice(device)).index());
+  });
+  m.def("_synchronize", [](int64_t device) {
+    py::gil_scoped_release no_gil;
+    Guard().synchronizeDevice(static_cast<c10::DeviceIndex>(device));
+  });
+  m.def("_device_properties", &DeviceProperties);
+  m.def("_default_generator", [](int64_t device) {
+    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(
+        DefaultGenerator(static_cast<c10::DeviceIndex>(device))));
+  });
+}
+
+}  // namespace
+}  // namespace openreg

@@ -1,0 +1,37 @@
+"""openreg: a PyTorch accelerator backend on the PrivateUse1 dispatch key.
+
+Importing this package (which `import torch` does through the `torch.backends`
+entry point) loads the native core, names PrivateUse1 `openreg`, registers the
+`torch.openreg` module and generates `Tensor.openreg()`, `Tensor.is_openreg`
+and friends. No device is touched until one is first used.
+"""
+
+import os
+
+import torch
+
+from torch_openreg import _C
+
+# The drivers bundled with the package, searched before OPENREG_DRIVER_PATH.
+_C._set_driver_directory(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+
+
+def _register_backend() -> None:
+    # Idempotent: the entry point and an explicit `import torch_openreg` may
+    # both get here.
+    if torch._C._get_privateuse1_backend_name() != "openreg":
+        torch.utils.rename_privateuse1_backend("openreg")
+    if not hasattr(torch, "openreg"):
+        from torch_openreg import openreg as device_module
+
+        torch._register_device_module("openreg", device_module)
+        torch.utils.generate_methods_for_privateuse1_backend(
+            for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+        )
+
+
+_register_backend()
+
+
+def _autoload() -> None:
+    """The `torch.backends` entry point. Importing the package did the work."""
