@@ -1,0 +1,24 @@
+"""openreg_py_test: one pytest file, run once per shipped driver."""
+
+load("//plugins:drivers.bzl", "SHIPPED_DRIVERS")
+
+def openreg_py_test(name, src, drivers = SHIPPED_DRIVERS, size = "medium", data = []):
+    """Declares `<name>_<driver>` for every driver in `drivers`.
+
+    Each runs `src` under pytest with OPENREG_DRIVER=<driver>, importing the
+    torch_openreg package built by Bazel (not an installed copy).
+    """
+    for driver in drivers:
+        native.py_test(
+            name = "%s_%s" % (name, driver),
+            srcs = ["pytest_runner.py", src],
+            main = "pytest_runner.py",
+            args = [driver, "$(location %s)" % src],
+            data = data,
+            python_version = "PY3",
+            size = size,
+            deps = [
+                ":test_support",
+                "//bindings/python:torch_openreg",
+            ],
+        )
