@@ -64,7 +64,7 @@ constexpr RequiredFunction kRequiredFunctionsV1_0[] = {
 bool IsSaneString(const char* text) {
   if (text == nullptr || *text == '\0') return false;
   for (const char* c = text; *c != '\0'; ++c) {
-    if (c - text > 256 || !std::isprint(static_cast<unsigned char>(*c))) {
+    if (c - text >= 256 || !std::isprint(static_cast<unsigned char>(*c))) {
       return false;
     }
   }
@@ -74,6 +74,12 @@ bool IsSaneString(const char* text) {
 std::string SearchDirsForMessage(const std::vector<std::string>& search_dirs) {
   return search_dirs.empty() ? "(no directories)"
                              : absl::StrJoin(search_dirs, ", ");
+}
+
+std::string AvailableDriversForMessage(
+    const std::vector<std::string>& search_dirs) {
+  const std::vector<std::string> available = ListAvailableDrivers(search_dirs);
+  return available.empty() ? "none" : absl::StrJoin(available, ", ");
 }
 
 }  // namespace
@@ -120,7 +126,7 @@ absl::StatusOr<std::string> ResolveDriverPath(
           "OPENREG_DRIVER='", spec,
           "' names a file that does not exist or cannot be read. Drivers "
           "available by name: ",
-          absl::StrJoin(ListAvailableDrivers(search_dirs), ", "), "."));
+          AvailableDriversForMessage(search_dirs), "."));
     }
     return std::string(spec);
   }
@@ -129,11 +135,10 @@ absl::StatusOr<std::string> ResolveDriverPath(
     std::string candidate = absl::StrCat(dir, "/", file);
     if (access(candidate.c_str(), R_OK) == 0) return candidate;
   }
-  const std::vector<std::string> available = ListAvailableDrivers(search_dirs);
   return absl::NotFoundError(absl::StrCat(
       "OPENREG_DRIVER='", spec, "' is not a driver that was found (looked for ",
       file, " in ", SearchDirsForMessage(search_dirs), "). Available drivers: ",
-      available.empty() ? "none" : absl::StrJoin(available, ", "),
+      AvailableDriversForMessage(search_dirs),
       ". Set OPENREG_DRIVER to one of them, to an absolute path of a driver "
       ".so, or add the driver's directory to OPENREG_DRIVER_PATH."));
 }
@@ -144,6 +149,14 @@ absl::Status ValidateDriverApi(const openreg_driver_api* api,
     return absl::InvalidArgumentError(absl::StrCat(
         "driver ", path, ": ", OPENREG_DRIVER_ENTRY_SYMBOL_NAME,
         " returned success but no function table."));
+  }
+  // The version fields sit right after struct_size in every ABI version; a
+  // table too small to hold them cannot be read at all.
+  if (api->struct_size < offsetof(openreg_driver_api, driver_name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "driver ", path, " reports a function table of only ", api->struct_size,
+        " bytes, too small to hold its ABI version. Set struct_size = "
+        "OPENREG_DRIVER_API_STRUCT_SIZE_V1_0."));
   }
   if (api->abi_version_major != OPENREG_DRIVER_ABI_VERSION_MAJOR) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -7,6 +7,8 @@
 #ifndef OPENREG_CORE_DRIVER_DRIVER_STATUS_H_
 #define OPENREG_CORE_DRIVER_DRIVER_STATUS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/driver/openreg_driver.h"

@@ -1,6 +1,6 @@
 #include "core/runtime/runtime_config.h"
 
-#include <cmath>
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
@@ -45,22 +45,33 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view text) {
     }
   }
   number = absl::StripAsciiWhitespace(number);
+  // Plain decimal only: absl's parsers would also take "1e3" or "0x10".
+  const bool well_formed =
+      !number.empty() &&
+      number.find_first_not_of("0123456789.") == absl::string_view::npos &&
+      std::count(number.begin(), number.end(), '.') <= 1 &&
+      number.front() != '.' && number.back() != '.';
+  if (!well_formed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' is not a size: expected a non-negative decimal number "
+        "with an optional unit B, KiB, MiB, GiB, TiB, KB, MB, GB or TB, e.g. "
+        "'2GiB'"));
+  }
+  const absl::Status overflow = absl::OutOfRangeError(
+      absl::StrCat("size '", text, "' overflows 64 bits"));
   uint64_t whole = 0;
-  if (absl::SimpleAtoi(number, &whole)) {
-    if (whole > UINT64_MAX / multiplier) {
-      return absl::OutOfRangeError(absl::StrCat("size '", text, "' overflows 64 bits"));
+  if (number.find('.') == absl::string_view::npos) {
+    if (!absl::SimpleAtoi(number, &whole) || whole > UINT64_MAX / multiplier) {
+      return overflow;
     }
     return whole * multiplier;
   }
   double fractional = 0;
-  if (!number.empty() && absl::SimpleAtod(number, &fractional) &&
-      std::isfinite(fractional) && fractional >= 0 &&
-      fractional * static_cast<double>(multiplier) < 1.8e19) {
-    return static_cast<uint64_t>(fractional * static_cast<double>(multiplier));
+  if (!absl::SimpleAtod(number, &fractional) ||
+      fractional * static_cast<double>(multiplier) >= 1.8e19) {
+    return overflow;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "'", text, "' is not a size: expected a non-negative number with an "
-      "optional unit B, KiB, MiB, GiB, TiB, KB, MB, GB or TB, e.g. '2GiB'"));
+  return static_cast<uint64_t>(fractional * static_cast<double>(multiplier));
 }
 
 std::optional<std::string> GetEnvironmentVariable(const char* name) {
