@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/driver/driver_status.h"
 
 namespace openreg {
 namespace {
@@ -227,11 +228,14 @@ absl::StatusOr<LoadedDriverLibrary> LoadDriverLibrary(const std::string& path) {
   const openreg_status status = get_api(OPENREG_DRIVER_ABI_VERSION_MAJOR,
                                         OPENREG_DRIVER_ABI_VERSION_MINOR, &api);
   if (status != OPENREG_SUCCESS) {
+    // Without a table there is no last_error_message to ask: name the status.
     return close_on_error(absl::FailedPreconditionError(absl::StrCat(
-        "driver ", path, " refused to serve driver ABI version ",
-        OPENREG_DRIVER_ABI_VERSION_MAJOR, ".", OPENREG_DRIVER_ABI_VERSION_MINOR,
-        " (its entry point returned status ", status,
-        "). Rebuild the driver against this core's openreg_driver.h.")));
+        "driver ", path, " refused to load: its ",
+        OPENREG_DRIVER_ENTRY_SYMBOL_NAME, " returned ", DriverStatusName(status),
+        " for core ABI version ", OPENREG_DRIVER_ABI_VERSION_MAJOR, ".",
+        OPENREG_DRIVER_ABI_VERSION_MINOR,
+        ". A driver must return its table for any version and let the core "
+        "decide compatibility; see docs/driver_abi.md.")));
   }
   if (absl::Status valid = ValidateDriverApi(api, path); !valid.ok()) {
     return close_on_error(valid);

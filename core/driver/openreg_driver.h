@@ -25,8 +25,9 @@
  *
  * Threading: unless a function says otherwise, it may be called from any
  * thread, concurrently with any other function, after `init` returned success
- * and before `shutdown` is called. `init` and `shutdown` are called once each,
- * by one thread, with no other call in flight. Host functions launched with
+ * and before `shutdown` is called. `init` and `shutdown` are each called by
+ * one thread with no other call in flight; after `shutdown`, `init` may be
+ * called again (handles from before are then invalid). Host functions launched with
  * `launch_host_func` run on a thread of the driver's choosing; they must not
  * call `stream_synchronize`, `event_synchronize` or `device_synchronize` on
  * the stream that runs them.
@@ -36,7 +37,13 @@
  * thread. Failures of asynchronous work (a failed host function, a failed
  * asynchronous copy) are sticky on their stream: the next `stream_query` or
  * `stream_synchronize` of that stream (or `device_synchronize` of its device)
- * returns the failure once, after which the stream is usable again.
+ * returns the failure once, after which the stream is usable again. A driver
+ * that runs work synchronously may instead return the failure from the
+ * launching call itself; the core accepts both.
+ *
+ * Arguments: a NULL handle, an unknown or destroyed handle, a NULL
+ * out-pointer, and a struct whose struct_size does not cover its first field
+ * after struct_size are all OPENREG_ERROR_INVALID_ARGUMENT.
  */
 #ifndef OPENREG_CORE_DRIVER_OPENREG_DRIVER_H_
 #define OPENREG_CORE_DRIVER_OPENREG_DRIVER_H_
@@ -174,8 +181,9 @@ typedef struct openreg_driver_api {
   const char* driver_version;
 
   /* --- Lifecycle ---------------------------------------------------------- */
-  /* Initialize with `config` (NULL means defaults). Called once, first.
-   * Returns INVALID_ARGUMENT for a bad config. (v1.0) */
+  /* Initialize with `config` (NULL means defaults). Called first, and again
+   * only after shutdown. Returns INVALID_ARGUMENT for a bad config or when
+   * already initialized. (v1.0) */
   openreg_status (*init)(const openreg_driver_config* config);
   /* Release every resource. Work still queued is dropped without running;
    * must not hang. Called once, last. (v1.0) */
@@ -216,12 +224,14 @@ typedef struct openreg_driver_api {
    * not pinned may be copied before the call returns. (v1.0) */
   openreg_status (*memcpy_async)(void* dst, const void* src, size_t size,
                                  int32_t kind, openreg_stream stream);
-  /* Set `size` bytes of device memory at `ptr` to `value`. (v1.0) */
+  /* Set `size` bytes of device memory at `ptr` to the low byte of `value`,
+   * as memset does. (v1.0) */
   openreg_status (*memset_async)(void* ptr, int32_t value, size_t size,
                                  openreg_stream stream);
 
   /* --- Streams ------------------------------------------------------------- */
-  /* A new stream on `device` with `priority` in the device's range. (v1.0) */
+  /* A new stream on `device` with `priority` in the device's range; a
+   * priority outside it is INVALID_ARGUMENT. (v1.0) */
   openreg_status (*stream_create)(int32_t device, int32_t priority,
                                   openreg_stream* stream);
   /* Destroys a stream once its queued work completes; does not block. (v1.0) */
@@ -250,9 +260,11 @@ typedef struct openreg_driver_api {
   openreg_status (*event_query)(openreg_event event);
   /* Blocks until the latest record completes. (v1.0) */
   openreg_status (*event_synchronize)(openreg_event event);
-  /* Milliseconds between two completed records of timing events. NOT_READY
-   * if either has not completed; INVALID_ARGUMENT if either was created
-   * without OPENREG_EVENT_ENABLE_TIMING or never recorded. (v1.0) */
+  /* Milliseconds from the completion of `start`'s latest record to that of
+   * `end`'s; negative if `end` completed first. The events may belong to
+   * different devices. NOT_READY if either has not completed;
+   * INVALID_ARGUMENT if either was created without
+   * OPENREG_EVENT_ENABLE_TIMING or never recorded. (v1.0) */
   openreg_status (*event_elapsed_time)(openreg_event start, openreg_event end,
                                        float* milliseconds);
 
@@ -270,8 +282,10 @@ typedef struct openreg_driver_api {
 
 /* The entry point. The core passes its own ABI version; the driver stores a
  * pointer to its static table in *api (valid until the library is unloaded)
- * and returns SUCCESS, or NOT_SUPPORTED if it cannot serve that major
- * version. */
+ * and returns SUCCESS whatever that version is: the core decides
+ * compatibility from the table's abi_version_major/minor, so its error can
+ * name both versions. Any other status means the driver cannot be used at
+ * all; the core reports it with the driver's last_error_message. */
 typedef openreg_status (*openreg_driver_get_api_fn)(
     uint32_t core_abi_major, uint32_t core_abi_minor,
     const openreg_driver_api** api);

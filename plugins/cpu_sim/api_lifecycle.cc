@@ -1,0 +1,30 @@
+#include <memory>
+
+#include "plugins/cpu_sim/api.h"
+#include "plugins/cpu_sim/config.h"
+#include "plugins/cpu_sim/driver_state.h"
+#include "plugins/cpu_sim/error.h"
+
+namespace openreg::cpu_sim {
+
+openreg_status Init(const openreg_driver_config* config) {
+  DriverConfig parsed;
+  if (openreg_status s = ParseConfig(config, &parsed); s != OPENREG_SUCCESS) {
+    return s;
+  }
+  return InstallState(std::make_shared<DriverState>(parsed));
+}
+
+openreg_status Shutdown() {
+  // Dropping the last reference frees every allocation, stream and event.
+  if (ReleaseState() == nullptr) {
+    return Fail(OPENREG_ERROR_NOT_INITIALIZED,
+                "shutdown: the driver is not initialized; shutdown must "
+                "follow a successful init");
+  }
+  return OPENREG_SUCCESS;
+}
+
+const char* GetLastErrorMessage() { return LastErrorMessage(); }
+
+}  // namespace openreg::cpu_sim

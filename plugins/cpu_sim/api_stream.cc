@@ -1,0 +1,88 @@
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "plugins/cpu_sim/api.h"
+#include "plugins/cpu_sim/driver_state.h"
+#include "plugins/cpu_sim/error.h"
+
+namespace openreg::cpu_sim {
+
+openreg_status StreamCreate(int32_t device, int32_t priority,
+                            openreg_stream* stream) {
+  std::shared_ptr<DriverState> state = AcquireState("stream_create");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  if (openreg_status s = state->CheckDevice(device, "stream_create");
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  if (openreg_status s = RequireNonNull(stream, "stream_create", "stream");
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  return state->streams().Create(device, priority, stream);
+}
+
+openreg_status StreamDestroy(openreg_stream stream) {
+  std::shared_ptr<DriverState> state = AcquireState("stream_destroy");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  return state->streams().Destroy(stream);
+}
+
+// Work on a cpu_sim stream has always finished by the time the call that
+// enqueued it returns, so query and synchronize only validate the handle.
+openreg_status StreamQuery(openreg_stream stream) {
+  std::shared_ptr<DriverState> state = AcquireState("stream_query");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  return state->streams().CheckLive(stream, "stream_query");
+}
+
+openreg_status StreamSynchronize(openreg_stream stream) {
+  std::shared_ptr<DriverState> state = AcquireState("stream_synchronize");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  return state->streams().CheckLive(stream, "stream_synchronize");
+}
+
+openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
+  std::shared_ptr<DriverState> state = AcquireState("stream_wait_event");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  if (openreg_status s = state->streams().CheckLive(stream,
+                                                    "stream_wait_event");
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  // Every record has already completed, so there is nothing to wait for.
+  return state->events().CheckLive(event, "stream_wait_event");
+}
+
+// The ABI makes a failing host function sticky on its stream because an
+// asynchronous driver learns of the failure only after launch_host_func has
+// returned. cpu_sim runs the function inline, so it reports the failure from
+// the launch itself and the stream stays clean: a later stream_query or
+// stream_synchronize returns SUCCESS.
+openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
+                              void* user_data) {
+  constexpr const char* kFunction = "launch_host_func";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  if (openreg_status s = state->streams().CheckLive(stream, kFunction);
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  if (fn == nullptr) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: argument 'fn' is NULL; pass the host "
+                                "function to run",
+                                kFunction));
+  }
+  const openreg_status result = fn(user_data);
+  if (result != OPENREG_SUCCESS) {
+    return Fail(OPENREG_ERROR_LAUNCH_FAILURE,
+                absl::StrFormat("%s: the host function launched on stream %p "
+                                "returned status %d (%s)",
+                                kFunction, stream, result,
+                                StatusName(result)));
+  }
+  return OPENREG_SUCCESS;
+}
+
+}  // namespace openreg::cpu_sim

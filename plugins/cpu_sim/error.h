@@ -1,0 +1,34 @@
+// Per-thread error reporting for the cpu_sim driver.
+//
+// The ABI promises that after a failing call, last_error_message() on the
+// same thread explains the failure. The message lives in a thread_local
+// string, so no locking is needed and threads never see each other's errors.
+#ifndef OPENREG_PLUGINS_CPU_SIM_ERROR_H_
+#define OPENREG_PLUGINS_CPU_SIM_ERROR_H_
+
+#include <string>
+
+#include "core/driver/openreg_driver.h"
+
+namespace openreg::cpu_sim {
+
+// Records "cpu_sim: <message>" as the calling thread's last error and returns
+// `status`, so failure paths read `return Fail(STATUS, ...)`.
+openreg_status Fail(openreg_status status, const std::string& message);
+
+// The calling thread's last failure message, or "" if none. The pointer stays
+// valid until the next failure on this thread.
+const char* LastErrorMessage();
+
+// Symbolic name of a status code, e.g. "OPENREG_ERROR_INVALID_ARGUMENT", for
+// messages that mention a status returned by someone else.
+const char* StatusName(openreg_status status);
+
+// Fails with INVALID_ARGUMENT when a required pointer argument is NULL.
+// `function` and `argument` name the API call and parameter for the message.
+openreg_status RequireNonNull(const void* pointer, const char* function,
+                              const char* argument);
+
+}  // namespace openreg::cpu_sim
+
+#endif  // OPENREG_PLUGINS_CPU_SIM_ERROR_H_

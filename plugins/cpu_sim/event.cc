@@ -1,0 +1,136 @@
+#include "plugins/cpu_sim/event.h"
+
+#include "absl/strings/str_format.h"
+#include "plugins/cpu_sim/error.h"
+
+namespace openreg::cpu_sim {
+namespace {
+
+constexpr uint32_t kKnownEventFlags = OPENREG_EVENT_ENABLE_TIMING;
+
+openreg_status NotLive(openreg_event event, const char* function) {
+  if (event == nullptr) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: event is NULL; create one with "
+                                "event_create",
+                                function));
+  }
+  return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+              absl::StrFormat("%s: event %p is not a live event; it was "
+                              "destroyed, never created, or created before "
+                              "the last shutdown",
+                              function, event));
+}
+
+// Why `info` cannot be used for timing, or SUCCESS. `role` is "start" or
+// "end", the event's parameter name in event_elapsed_time.
+openreg_status CheckTimeable(const EventInfo& info, openreg_event event,
+                             const char* role) {
+  if ((info.flags & OPENREG_EVENT_ENABLE_TIMING) == 0) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("event_elapsed_time: %s event %p was created "
+                                "without OPENREG_EVENT_ENABLE_TIMING; create "
+                                "it with that flag to time it",
+                                role, event));
+  }
+  if (!info.recorded_at.has_value()) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("event_elapsed_time: %s event %p was never "
+                                "recorded; call event_record on it first",
+                                role, event));
+  }
+  return OPENREG_SUCCESS;
+}
+
+}  // namespace
+
+openreg_status EventTable::Create(int32_t device, uint32_t flags,
+                                  openreg_event* event) {
+  if ((flags & ~kKnownEventFlags) != 0) {
+    return Fail(OPENREG_ERROR_NOT_SUPPORTED,
+                absl::StrFormat("event_create: flags 0x%x contain bits 0x%x "
+                                "that cpu_sim does not support; the only "
+                                "supported flag is OPENREG_EVENT_ENABLE_TIMING "
+                                "(0x%x)",
+                                flags, flags & ~kKnownEventFlags,
+                                kKnownEventFlags));
+  }
+  *event = registry_.Add(EventInfo{device, flags, std::nullopt});
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventTable::Destroy(openreg_event event) {
+  if (!registry_.Remove(event)) return NotLive(event, "event_destroy");
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventTable::Lookup(openreg_event event, const char* function,
+                                  EventInfo* info) const {
+  const std::optional<EventInfo> found = registry_.Find(event);
+  if (!found.has_value()) return NotLive(event, function);
+  *info = *found;
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventTable::Record(openreg_event event, int32_t stream_device) {
+  enum class Outcome { kNotLive, kWrongDevice, kRecorded };
+  int32_t event_device = 0;
+  const Outcome outcome = registry_.Modify(
+      event, Outcome::kNotLive, [&](EventInfo& info) {
+        if (info.device != stream_device) {
+          event_device = info.device;
+          return Outcome::kWrongDevice;
+        }
+        info.recorded_at = std::chrono::steady_clock::now();
+        return Outcome::kRecorded;
+      });
+  switch (outcome) {
+    case Outcome::kNotLive:
+      return NotLive(event, "event_record");
+    case Outcome::kWrongDevice:
+      return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                  absl::StrFormat("event_record: event %p belongs to device "
+                                  "%d but the stream belongs to device %d; "
+                                  "record an event on a stream of its own "
+                                  "device",
+                                  event, event_device, stream_device));
+    case Outcome::kRecorded:
+      break;
+  }
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventTable::ElapsedMilliseconds(openreg_event start,
+                                               openreg_event end,
+                                               float* milliseconds) const {
+  EventInfo start_info;
+  EventInfo end_info;
+  if (openreg_status s = Lookup(start, "event_elapsed_time", &start_info);
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  if (openreg_status s = Lookup(end, "event_elapsed_time", &end_info);
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  if (openreg_status s = CheckTimeable(start_info, start, "start");
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  if (openreg_status s = CheckTimeable(end_info, end, "end");
+      s != OPENREG_SUCCESS) {
+    return s;
+  }
+  *milliseconds = std::chrono::duration<float, std::milli>(
+                      *end_info.recorded_at - *start_info.recorded_at)
+                      .count();
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventTable::CheckLive(openreg_event event,
+                                  const char* function) const {
+  EventInfo info;
+  return Lookup(event, function, &info);
+}
+
+}  // namespace openreg::cpu_sim

@@ -1,0 +1,51 @@
+// Stream bookkeeping. cpu_sim runs all work synchronously on the calling
+// thread, so a stream has no queue: it only remembers its device and priority,
+// and its handle must be live for work to be accepted on it.
+//
+// Ownership: StreamTable owns the record of every live stream.
+// Thread-safety: all members may be called concurrently; the registry's mutex
+// guards the records.
+#ifndef OPENREG_PLUGINS_CPU_SIM_STREAM_H_
+#define OPENREG_PLUGINS_CPU_SIM_STREAM_H_
+
+#include <cstdint>
+
+#include "core/driver/openreg_driver.h"
+#include "plugins/cpu_sim/handle_registry.h"
+
+namespace openreg::cpu_sim {
+
+// Priorities follow CUDA: lower is higher priority, least is the default.
+inline constexpr int32_t kLeastStreamPriority = 0;
+inline constexpr int32_t kGreatestStreamPriority = -1;
+
+struct StreamInfo {
+  int32_t device;
+  int32_t priority;
+};
+
+class StreamTable {
+ public:
+  // stream_create on an already validated `device`: INVALID_ARGUMENT for a
+  // priority outside [kGreatestStreamPriority, kLeastStreamPriority].
+  openreg_status Create(int32_t device, int32_t priority,
+                        openreg_stream* stream);
+
+  // stream_destroy: INVALID_ARGUMENT when `stream` is not live.
+  openreg_status Destroy(openreg_stream stream);
+
+  // Fills `info` for a live `stream`, else fails with INVALID_ARGUMENT and a
+  // message naming `function`, the API call being served.
+  openreg_status Lookup(openreg_stream stream, const char* function,
+                        StreamInfo* info) const;
+
+  // Lookup() for callers that only need the handle to be live.
+  openreg_status CheckLive(openreg_stream stream, const char* function) const;
+
+ private:
+  HandleRegistry<openreg_stream, StreamInfo> registry_;
+};
+
+}  // namespace openreg::cpu_sim
+
+#endif  // OPENREG_PLUGINS_CPU_SIM_STREAM_H_
