@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/container/flat_hash_map.h"
 #include "core/aten/cpu_alias.h"
+#include "core/aten/kernel_memory.h"
 #include "core/aten/stream_execution.h"
 #include "core/runtime/device_allocator.h"
 #include "core/runtime/generator.h"
@@ -38,7 +40,8 @@ bool IsOptionalOf(const c10::TypePtr& type, c10::TypeKind kind) {
   return false;
 }
 
-// Copies a CPU result into new memory on `device`.
+// Copies a CPU result into new memory on `device`: for results a kernel
+// allocated outside the routing of kernel_memory.h (e.g. on a worker thread).
 at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
   const at::Tensor source =
       cpu.is_non_overlapping_and_dense() ? cpu : cpu.contiguous();
@@ -74,6 +77,9 @@ class FallbackCall {
   at::Tensor ToCpu(const at::Tensor& tensor, bool written);
   at::Tensor FromCpu(const at::Tensor& result);
   c10::IValue FromCpu(const c10::IValue& result);
+  // `result` as an openreg tensor over the device memory the kernel allocated
+  // it in, or nullopt if the kernel allocated it in host memory.
+  std::optional<at::Tensor> Adopt(const at::Tensor& result);
   // Brings arguments the kernel wrote back into their openreg tensors.
   void SyncWrittenArguments();
 
@@ -83,6 +89,9 @@ class FallbackCall {
   std::vector<std::pair<at::Tensor, at::Tensor>> written_;  // (openreg, alias)
   std::vector<size_t> generator_slots_;
   std::optional<at::Generator> generator_;
+  // Kernel-allocated CPU storages already adopted, so results sharing one
+  // storage keep sharing it.
+  absl::flat_hash_map<const c10::StorageImpl*, c10::Storage> adopted_;
 };
 
 void FallbackCall::NoteDevice(c10::DeviceIndex device, const char* what) {
@@ -185,16 +194,34 @@ void FallbackCall::Run(torch::jit::Stack& stack) {
     generator_lock = std::unique_lock<std::mutex>(generator_->mutex());
   }
   RunOnCurrentStreamAndWait(*device_, [&] {
+    const ScopedKernelMemoryOnDevice kernel_memory(*device_);
     op_.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &stack);
   });
+}
+
+std::optional<at::Tensor> FallbackCall::Adopt(const at::Tensor& result) {
+  const c10::StorageImpl* key = result.storage().unsafeGetStorageImpl();
+  auto it = adopted_.find(key);
+  if (it == adopted_.end()) {
+    c10::Storage cpu_storage = result.storage();
+    c10::Storage adopted;
+    if (!AdoptKernelStorage(cpu_storage, *device_, &adopted)) return std::nullopt;
+    it = adopted_.emplace(key, std::move(adopted)).first;
+  }
+  at::Tensor tensor = at::detail::make_tensor<c10::TensorImpl>(
+      c10::Storage(it->second), kOpenRegKeys, result.dtype());
+  tensor.unsafeGetTensorImpl()->set_sizes_and_strides(
+      result.sizes(), result.strides(), result.storage_offset());
+  return tensor;
 }
 
 void FallbackCall::SyncWrittenArguments() {
   for (auto& [original, alias] : written_) {
     if (alias.storage().data() != original.storage().data()) {
-      // The kernel had to grow an output, so the CPU allocator gave the alias
-      // new host memory: move the result onto the device.
-      at::Tensor moved = NewDeviceTensorFrom(alias, *device_);
+      // The kernel had to grow an output and allocated new memory for it.
+      std::optional<at::Tensor> adopted = Adopt(alias);
+      at::Tensor moved =
+          adopted.has_value() ? *adopted : NewDeviceTensorFrom(alias, *device_);
       original.unsafeGetTensorImpl()->set_storage_keep_dtype(moved.storage());
       original.unsafeGetTensorImpl()->set_sizes_and_strides(
           moved.sizes(), moved.strides(), moved.storage_offset());
@@ -220,6 +247,7 @@ at::Tensor FallbackCall::FromCpu(const at::Tensor& result) {
         result.sizes(), result.strides(), result.storage_offset());
     return view;
   }
+  if (std::optional<at::Tensor> adopted = Adopt(result)) return *adopted;
   return NewDeviceTensorFrom(result, *device_);
 }
 

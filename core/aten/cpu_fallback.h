@@ -5,7 +5,9 @@
 // host function on the current stream of the op's device, and the results
 // are mapped back: an argument the op returned or wrote comes back as the
 // caller's own openreg tensor, a view of an argument as an openreg view of
-// the same storage, and a fresh result is placed in new device memory.
+// the same storage, and a fresh result, which the kernel allocated in device
+// memory (Note [Kernel allocations in device memory]), as an openreg tensor
+// over that memory.
 // Random ops get the device generator's CPU state, so the device generator
 // (not the CPU one) drives them.
 #ifndef OPENREG_CORE_ATEN_CPU_FALLBACK_H_

@@ -1,11 +1,14 @@
 // Every ATen registration of openreg in one place: the native kernels for
-// PrivateUse1 and the CPU fallback for everything else.
+// PrivateUse1, the CPU fallback for everything else, and the CPU allocator
+// that lets fallback kernels allocate device memory.
 //
 // Static initializers; the library is linked with alwayslink so the linker
 // keeps them.
+#include <c10/core/CPUAllocator.h>
 #include <torch/library.h>
 
 #include "core/aten/cpu_fallback.h"
+#include "core/aten/kernel_memory.h"
 #include "core/aten/native_ops.h"
 
 namespace openreg {
@@ -31,6 +34,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_backward_overrideable",
          TORCH_FN(ConvolutionBackwardOverrideable));
 }
+
+// Priority 1 outranks PyTorch's default CPU allocator (priority 0), which the
+// router wraps. See Note [Kernel allocations in device memory].
+const bool kernel_memory_router_installed = [] {
+  c10::SetCPUAllocator(&KernelMemoryRouter::Get(), /*priority=*/1);
+  return true;
+}();
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());

@@ -9,7 +9,6 @@
 #include "core/runtime/torch_stream.h"
 
 namespace openreg {
-namespace {
 
 // The deleter only gets the pointer; the driver tells which device owns it.
 void FreeDeviceMemory(void* ptr) {
@@ -28,10 +27,12 @@ void FreeDeviceMemory(void* ptr) {
   if (!status.ok()) TORCH_WARN(status.message());
 }
 
-}  // namespace
-
 c10::DataPtr DeviceAllocator::allocate(size_t size) {
-  const int32_t device = CurrentDeviceIndex();
+  return AllocateDeviceMemory(
+      static_cast<c10::DeviceIndex>(CurrentDeviceIndex()), size);
+}
+
+c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
   Runtime& runtime = RuntimeForDevice(device);
   runtime.MarkDeviceUsed(device);
   absl::StatusOr<void*> ptr = runtime.driver().DeviceMalloc(device, size);
@@ -40,7 +41,8 @@ c10::DataPtr DeviceAllocator::allocate(size_t size) {
     const uint64_t total = info.ok() ? info->total_bytes : 0;
     const uint64_t free = info.ok() ? info->free_bytes : 0;
     ThrowStatus(absl::ResourceExhaustedError(absl::StrCat(
-        "openreg out of memory on device openreg:", device, ": tried to allocate ",
+        "openreg out of memory on device openreg:", static_cast<int>(device),
+        ": tried to allocate ",
         size, " bytes; ", total - free, " bytes are allocated and ", free,
         " free of a capacity of ", total,
         " bytes. Free tensors you no longer need, use smaller batches, or "
@@ -50,8 +52,7 @@ c10::DataPtr DeviceAllocator::allocate(size_t size) {
   }
   void* data = ValueOrThrow(std::move(ptr));
   return c10::DataPtr(data, data, &FreeDeviceMemory,
-                      c10::Device(c10::DeviceType::PrivateUse1,
-                                  static_cast<c10::DeviceIndex>(device)));
+                      c10::Device(c10::DeviceType::PrivateUse1, device));
 }
 
 c10::DeleterFnPtr DeviceAllocator::raw_deleter() const {

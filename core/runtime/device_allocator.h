@@ -23,6 +23,13 @@ class DeviceAllocator final : public c10::Allocator {
 // The registered instance.
 DeviceAllocator& GetDeviceAllocator();
 
+// `size` bytes of device memory on `device`, freed by the DataPtr. Throws
+// torch.OutOfMemoryError with an actionable message past the capacity.
+c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size);
+
+// Frees memory from AllocateDeviceMemory; never throws (a deleter).
+void FreeDeviceMemory(void* ptr);
+
 }  // namespace openreg
 
 #endif  // OPENREG_CORE_RUNTIME_DEVICE_ALLOCATOR_H_

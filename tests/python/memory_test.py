@@ -16,7 +16,7 @@ def test_allocation_past_capacity_raises_out_of_memory_and_recovers():
             torch.empty(30 * 2**20, dtype=torch.uint8, device="openreg")
         except torch.OutOfMemoryError as error:
             print("OOM:", str(error).splitlines()[0])
-        again = torch.ones(10 * 2**20, dtype=torch.uint8, device="openreg")
+        again = torch.ones(10 * 2**20 // 4, dtype=torch.float32, device="openreg")
         print("after:", int(again.sum().item()))
         del keep
         big = torch.zeros(50 * 2**20, dtype=torch.uint8, device="openreg")
@@ -30,8 +30,30 @@ def test_allocation_past_capacity_raises_out_of_memory_and_recovers():
     assert f"tried to allocate {30 * 2**20} bytes" in out
     assert f"capacity of {64 * 2**20} bytes" in out
     assert "OPENREG_DEVICE_MEMORY" in out
-    assert f"after: {10 * 2**20}" in out
+    assert f"after: {10 * 2**20 // 4}" in out
     assert f"freed: {50 * 2**20}" in out
+
+
+def test_kernel_allocations_are_device_memory():
+    # Fallback kernels allocate (results and scratch) in device memory: summing
+    # uint8 makes ATen's CPU kernel materialise an int64 copy of the input,
+    # which here must come from, and not fit in, the device.
+    result = run_python(
+        """
+        import torch
+        x = torch.ones(4 * 2**20, dtype=torch.uint8, device="openreg")
+        try:
+            x.sum()
+        except torch.OutOfMemoryError as error:
+            print("scratch:", str(error).split(";")[0])
+        y = x[: 2**20].float()  # a fresh 4 MiB result fits
+        print("result:", y.device, int(y.sum().item()))
+        """,
+        env={"OPENREG_DEVICE_MEMORY": "24MiB"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"scratch: openreg out of memory on device openreg:0: tried to allocate {32 * 2**20} bytes" in result.stdout
+    assert f"result: openreg:0 {2**20}" in result.stdout
 
 
 def test_each_device_has_its_own_capacity():

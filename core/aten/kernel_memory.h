@@ -1,0 +1,62 @@
+// Note [Kernel allocations in device memory]
+//
+// The fallback runs ATen CPU kernels on device memory, and those kernels
+// allocate their results (and scratch space) through the CPU allocator. Left
+// alone, every fresh result would be computed into host memory and then
+// copied onto the device. Instead, KernelMemoryRouter is installed as the
+// process's CPU allocator: on a thread inside a ScopedKernelMemoryOnDevice
+// (that is, inside a kernel launched for openreg) it hands out device memory;
+// everywhere else it forwards to PyTorch's default CPU allocator. The fallback
+// then adopts a kernel's fresh results as openreg tensors without copying.
+//
+// c10::Allocator requires one deleter for everything an allocator returns, so
+// RoutedFree serves both kinds. Device allocations made inside kernels are
+// kept in a registry until they are freed or adopted; while the registry is
+// empty (always, outside a running kernel) a free costs one atomic load more
+// than PyTorch's own.
+//
+// Thread-safety: the registry is guarded by a mutex; the routing decision is
+// thread-local.
+#ifndef OPENREG_CORE_ATEN_KERNEL_MEMORY_H_
+#define OPENREG_CORE_ATEN_KERNEL_MEMORY_H_
+
+#include <c10/core/Allocator.h>
+#include <c10/core/Storage.h>
+
+namespace openreg {
+
+class KernelMemoryRouter final : public c10::Allocator {
+ public:
+  // Wraps PyTorch's default CPU allocator.
+  KernelMemoryRouter();
+
+  c10::DataPtr allocate(size_t size) override;
+  c10::DeleterFnPtr raw_deleter() const override;
+  void copy_data(void* dest, const void* src, std::size_t count) const override;
+
+  // The instance to install with c10::SetCPUAllocator.
+  static KernelMemoryRouter& Get();
+};
+
+// While alive, CPU allocations on this thread come from `device`'s memory.
+class ScopedKernelMemoryOnDevice {
+ public:
+  explicit ScopedKernelMemoryOnDevice(c10::DeviceIndex device);
+  ~ScopedKernelMemoryOnDevice();
+  ScopedKernelMemoryOnDevice(const ScopedKernelMemoryOnDevice&) = delete;
+  ScopedKernelMemoryOnDevice& operator=(const ScopedKernelMemoryOnDevice&) =
+      delete;
+
+ private:
+  c10::DeviceIndex previous_;
+};
+
+// If `cpu_storage` is device memory a kernel allocated for `device`, turns it
+// into an openreg storage over the same memory (the CPU storage is left
+// empty) and returns true; otherwise returns false and leaves it alone.
+bool AdoptKernelStorage(c10::Storage& cpu_storage, c10::DeviceIndex device,
+                        c10::Storage* adopted);
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_ATEN_KERNEL_MEMORY_H_
