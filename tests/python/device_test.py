@@ -23,6 +23,21 @@ def test_import_torch_alone_registers_the_backend():
     assert result.stdout.split() == ["openreg:0", "True", "2", "openreg"]
 
 
+def test_the_tested_package_and_its_entry_point_come_from_this_build():
+    # An installed torch_openreg in the venv must not stand in for the build
+    # under test.
+    import importlib.metadata
+
+    import torch_openreg
+
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(torch_openreg.__file__)))
+    distribution = importlib.metadata.distribution("torch_openreg")
+    assert os.path.abspath(str(distribution.locate_file(""))) == package_root
+    assert "site-packages" not in package_root
+    (entry_point,) = [e for e in distribution.entry_points if e.group == "torch.backends"]
+    assert (entry_point.name, entry_point.value) == ("openreg", "torch_openreg:_autoload")
+
+
 def test_initialization_is_lazy():
     result = run_python("import torch; print(torch.openreg.is_initialized())")
     assert result.returncode == 0, result.stderr
