@@ -17,11 +17,6 @@ namespace {
 
 namespace py = pybind11;
 
-const GuardImpl& Guard() {
-  static const GuardImpl guard;
-  return guard;
-}
-
 c10::Device OpenRegDevice(int64_t index) {
   return c10::Device(c10::DeviceType::PrivateUse1,
                      static_cast<c10::DeviceIndex>(index));
@@ -60,17 +55,19 @@ PYBIND11_MODULE(_C, m) {
   m.def("_driver_info", &DriverInfo);
   m.def("_device_count",
         [] { return RuntimeOrThrow().device_count(); });
-  m.def("_get_device", [] { return Guard().getDevice().index(); });
-  m.def("_set_device",
-        [](int64_t device) { Guard().setDevice(OpenRegDevice(device)); });
-  m.def("_exchange_device", [](int64_t device) {
-    if (device < 0) return static_cast<int64_t>(Guard().getDevice().index());
-    return static_cast<int64_t>(
-        Guard().exchangeDevice(OpenRegDevice(device)).index());
+  m.def("_get_device", [] { return GetGuardImpl().getDevice().index(); });
+  m.def("_set_device", [](int64_t device) {
+    GetGuardImpl().setDevice(OpenRegDevice(device));
+  });
+  // A negative index keeps the current device (maybe-exchange semantics).
+  m.def("_exchange_device", [](int64_t device) -> int64_t {
+    const GuardImpl& guard = GetGuardImpl();
+    if (device < 0) return guard.getDevice().index();
+    return guard.exchangeDevice(OpenRegDevice(device)).index();
   });
   m.def("_synchronize", [](int64_t device) {
     py::gil_scoped_release no_gil;
-    Guard().synchronizeDevice(static_cast<c10::DeviceIndex>(device));
+    GetGuardImpl().synchronizeDevice(static_cast<c10::DeviceIndex>(device));
   });
   m.def("_device_properties", &DeviceProperties);
   m.def("_default_generator", [](int64_t device) {

@@ -138,6 +138,11 @@ double GuardImpl::elapsedTime(void* start, void* end,
       AsEvent(start), AsEvent(end)));
 }
 
+const GuardImpl& GetGuardImpl() {
+  static const GuardImpl guard;
+  return guard;
+}
+
 void GuardImpl::destroyEvent(void* event,
                              c10::DeviceIndex /*device_index*/) const noexcept {
   if (event == nullptr) return;

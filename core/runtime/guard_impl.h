@@ -47,6 +47,10 @@ class GuardImpl final : public c10::impl::DeviceGuardImplInterface {
                     c10::DeviceIndex device_index) const noexcept override;
 };
 
+// A process-wide instance, for callers that want the guard's operations
+// directly (hooks, bindings) rather than through c10's registry.
+const GuardImpl& GetGuardImpl();
+
 }  // namespace openreg
 
 #endif  // OPENREG_CORE_RUNTIME_GUARD_IMPL_H_

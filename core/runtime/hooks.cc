@@ -10,11 +10,6 @@
 namespace openreg {
 namespace {
 
-const GuardImpl& Guard() {
-  static const GuardImpl guard;
-  return guard;
-}
-
 c10::Device OpenRegDevice(c10::DeviceIndex index) {
   return c10::Device(c10::DeviceType::PrivateUse1, index);
 }
@@ -30,18 +25,20 @@ bool Hooks::hasPrimaryContext(c10::DeviceIndex device_index) const {
   return RuntimeOrThrow().HasPrimaryContext(device_index);
 }
 
-c10::DeviceIndex Hooks::deviceCount() const { return Guard().deviceCount(); }
+c10::DeviceIndex Hooks::deviceCount() const {
+  return GetGuardImpl().deviceCount();
+}
 
 void Hooks::setCurrentDevice(c10::DeviceIndex device) const {
-  Guard().setDevice(OpenRegDevice(device));
+  GetGuardImpl().setDevice(OpenRegDevice(device));
 }
 
 c10::DeviceIndex Hooks::getCurrentDevice() const {
-  return Guard().getDevice().index();
+  return GetGuardImpl().getDevice().index();
 }
 
 c10::DeviceIndex Hooks::exchangeDevice(c10::DeviceIndex device) const {
-  return Guard().exchangeDevice(OpenRegDevice(device)).index();
+  return GetGuardImpl().exchangeDevice(OpenRegDevice(device)).index();
 }
 
 c10::DeviceIndex Hooks::maybeExchangeDevice(c10::DeviceIndex device) const {
