@@ -64,10 +64,7 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   constexpr const char* kFunction = "memcpy_async";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->streams().CheckLive(stream, kFunction);
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->streams().CheckLive(stream, kFunction));
   const char* kind_name = KindName(kind);
   if (kind_name == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -78,14 +75,8 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
                                 kFunction, kind));
   }
   if (size == 0) return OPENREG_SUCCESS;
-  if (openreg_status s = RequireNonNull(dst, kFunction, "dst");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = RequireNonNull(src, kFunction, "src");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(dst, kFunction, "dst"));
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(src, kFunction, "src"));
   const bool device_src = kind == OPENREG_MEMCPY_DEVICE_TO_HOST ||
                           kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
   const bool device_dst = kind == OPENREG_MEMCPY_HOST_TO_DEVICE ||
@@ -115,10 +106,7 @@ openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
   constexpr const char* kFunction = "memset_async";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->streams().CheckLive(stream, kFunction);
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->streams().CheckLive(stream, kFunction));
   if (size == 0) return OPENREG_SUCCESS;
   if (openreg_status s =
           CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction);

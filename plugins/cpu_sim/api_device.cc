@@ -20,10 +20,7 @@ constexpr int32_t kConcurrentStreams = 1;
 openreg_status GetDeviceCount(int32_t* count) {
   std::shared_ptr<DriverState> state = AcquireState("get_device_count");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = RequireNonNull(count, "get_device_count", "count");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(count, "get_device_count", "count"));
   *count = state->device_count();
   return OPENREG_SUCCESS;
 }
@@ -33,14 +30,8 @@ openreg_status GetDeviceProperties(int32_t device,
   constexpr const char* kFunction = "get_device_properties";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->CheckDevice(device, kFunction);
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = RequireNonNull(props, kFunction, "props");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
   if (!CPU_SIM_HAS_FIELD(openreg_device_properties, props, name)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: props->struct_size is %u, too small for "

@@ -11,14 +11,8 @@ openreg_status EventCreate(int32_t device, uint32_t flags,
                            openreg_event* event) {
   std::shared_ptr<DriverState> state = AcquireState("event_create");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->CheckDevice(device, "event_create");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = RequireNonNull(event, "event_create", "event");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "event_create"));
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(event, "event_create", "event"));
   return state->events().Create(device, flags, event);
 }
 

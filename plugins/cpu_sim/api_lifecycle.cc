@@ -9,9 +9,7 @@ namespace openreg::cpu_sim {
 
 openreg_status Init(const openreg_driver_config* config) {
   DriverConfig parsed;
-  if (openreg_status s = ParseConfig(config, &parsed); s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(ParseConfig(config, &parsed));
   return InstallState(std::make_shared<DriverState>(parsed));
 }
 

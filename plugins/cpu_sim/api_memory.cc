@@ -11,14 +11,8 @@ namespace openreg::cpu_sim {
 openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
   std::shared_ptr<DriverState> state = AcquireState("device_malloc");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->CheckDevice(device, "device_malloc");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = RequireNonNull(ptr, "device_malloc", "ptr");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
   if (size == 0) {
     *ptr = nullptr;
     return OPENREG_SUCCESS;
@@ -29,10 +23,7 @@ openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
 openreg_status DeviceFree(int32_t device, void* ptr) {
   std::shared_ptr<DriverState> state = AcquireState("device_free");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->CheckDevice(device, "device_free");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
   if (ptr == nullptr) return OPENREG_SUCCESS;
   return state->device_memory(device).Free(ptr);
 }
@@ -40,10 +31,7 @@ openreg_status DeviceFree(int32_t device, void* ptr) {
 openreg_status HostMalloc(size_t size, void** ptr) {
   std::shared_ptr<DriverState> state = AcquireState("host_malloc");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = RequireNonNull(ptr, "host_malloc", "ptr");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
   // Mirrors device_malloc, which the ABI defines to give NULL for size 0.
   if (size == 0) {
     *ptr = nullptr;
@@ -64,10 +52,7 @@ openreg_status PointerGetAttributes(const void* ptr,
   constexpr const char* kFunction = "pointer_get_attributes";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = RequireNonNull(attributes, kFunction, "attributes");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(attributes, kFunction, "attributes"));
   if (!CPU_SIM_HAS_FIELD(openreg_pointer_attributes, attributes,
                          memory_type)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -98,20 +83,11 @@ openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
                           uint64_t* total_bytes) {
   std::shared_ptr<DriverState> state = AcquireState("mem_get_info");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->CheckDevice(device, "mem_get_info");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = RequireNonNull(free_bytes, "mem_get_info",
-                                        "free_bytes");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = RequireNonNull(total_bytes, "mem_get_info",
-                                        "total_bytes");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
+  CPU_SIM_RETURN_IF_ERROR(
+      RequireNonNull(free_bytes, "mem_get_info", "free_bytes"));
+  CPU_SIM_RETURN_IF_ERROR(
+      RequireNonNull(total_bytes, "mem_get_info", "total_bytes"));
   const DeviceMemory& memory = state->device_memory(device);
   *total_bytes = memory.capacity_bytes();
   *free_bytes = memory.capacity_bytes() - memory.bytes_in_use();

@@ -11,14 +11,8 @@ openreg_status StreamCreate(int32_t device, int32_t priority,
                             openreg_stream* stream) {
   std::shared_ptr<DriverState> state = AcquireState("stream_create");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->CheckDevice(device, "stream_create");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = RequireNonNull(stream, "stream_create", "stream");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "stream_create"));
+  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(stream, "stream_create", "stream"));
   return state->streams().Create(device, priority, stream);
 }
 
@@ -45,11 +39,8 @@ openreg_status StreamSynchronize(openreg_stream stream) {
 openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
   std::shared_ptr<DriverState> state = AcquireState("stream_wait_event");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->streams().CheckLive(stream,
-                                                    "stream_wait_event");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(
+      state->streams().CheckLive(stream, "stream_wait_event"));
   // Every record has already completed, so there is nothing to wait for.
   return state->events().CheckLive(event, "stream_wait_event");
 }
@@ -64,10 +55,7 @@ openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
   constexpr const char* kFunction = "launch_host_func";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  if (openreg_status s = state->streams().CheckLive(stream, kFunction);
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(state->streams().CheckLive(stream, kFunction));
   if (fn == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: argument 'fn' is NULL; pass the host "

@@ -31,4 +31,14 @@ openreg_status RequireNonNull(const void* pointer, const char* function,
 
 }  // namespace openreg::cpu_sim
 
+// Returns the status of `expr` from the calling function unless it is
+// OPENREG_SUCCESS: the early return every entry point's checks share.
+#define CPU_SIM_RETURN_IF_ERROR(expr)                            \
+  do {                                                           \
+    if (const openreg_status cpu_sim_status_ = (expr);           \
+        cpu_sim_status_ != OPENREG_SUCCESS) {                    \
+      return cpu_sim_status_;                                    \
+    }                                                            \
+  } while (false)
+
 #endif  // OPENREG_PLUGINS_CPU_SIM_ERROR_H_

@@ -105,22 +105,10 @@ openreg_status EventTable::ElapsedMilliseconds(openreg_event start,
                                                float* milliseconds) const {
   EventInfo start_info;
   EventInfo end_info;
-  if (openreg_status s = Lookup(start, "event_elapsed_time", &start_info);
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = Lookup(end, "event_elapsed_time", &end_info);
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = CheckTimeable(start_info, start, "start");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
-  if (openreg_status s = CheckTimeable(end_info, end, "end");
-      s != OPENREG_SUCCESS) {
-    return s;
-  }
+  CPU_SIM_RETURN_IF_ERROR(Lookup(start, "event_elapsed_time", &start_info));
+  CPU_SIM_RETURN_IF_ERROR(Lookup(end, "event_elapsed_time", &end_info));
+  CPU_SIM_RETURN_IF_ERROR(CheckTimeable(start_info, start, "start"));
+  CPU_SIM_RETURN_IF_ERROR(CheckTimeable(end_info, end, "end"));
   *milliseconds = std::chrono::duration<float, std::milli>(
                       *end_info.recorded_at - *start_info.recorded_at)
                       .count();
