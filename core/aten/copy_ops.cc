@@ -2,15 +2,20 @@
 //
 // Whole-buffer copies go through the driver's memcpy (a device's DMA engine);
 // anything that also converts dtype or layout runs ATen's CPU copy kernel on
-// device memory in stream order. Copies to pageable host memory are
-// synchronous, as on CUDA.
+// device memory in stream order. Every copy is enqueued on the current stream
+// and returns without waiting, except copies into pageable host memory, which
+// are synchronous as on CUDA. The memory a pending copy uses is kept alive
+// until the copy has run (Note [Asynchronous execution]).
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <memory>
+#include <vector>
+
 #include "core/aten/cpu_alias.h"
 #include "core/aten/native_ops.h"
-#include "core/aten/stream_execution.h"
 #include "core/runtime/runtime.h"
+#include "core/runtime/stream_work.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
 
@@ -19,6 +24,10 @@ namespace {
 
 bool IsOpenReg(const at::Tensor& tensor) {
   return tensor.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+const Driver& DriverFor(c10::DeviceIndex device) {
+  return RuntimeForDevice(device).driver();
 }
 
 // Whether one memcpy of numel * itemsize bytes from src's first element to
@@ -39,18 +48,27 @@ at::Tensor CpuStagingLike(const at::Tensor& dst, const at::Tensor& src) {
   return staging;
 }
 
+// Keeps the storages of `tensors` alive until the work enqueued before on the
+// current stream of `device` has run.
+void KeepAliveUntilDone(c10::DeviceIndex device,
+                        std::vector<at::Tensor> tensors) {
+  std::vector<c10::Storage> storages;
+  for (const at::Tensor& tensor : tensors) storages.push_back(tensor.storage());
+  EnqueueOnCurrentStream(device, "copy", [storages = std::move(storages)] {});
+}
+
+// Enqueues a driver memcpy of src's bytes to dst on the current stream.
 void Memcpy(const at::Tensor& dst, const at::Tensor& src, int32_t kind,
             c10::DeviceIndex device) {
   const size_t bytes = static_cast<size_t>(src.numel()) * src.itemsize();
   if (bytes == 0) return;
-  ThrowIfError(RuntimeForDevice(device).driver().MemcpyAsync(
-      dst.data_ptr(), src.data_ptr(), bytes, kind,
-      CurrentDriverStream(device)));
+  ThrowIfError(DriverFor(device).MemcpyAsync(dst.data_ptr(), src.data_ptr(),
+                                             bytes, kind,
+                                             CurrentDriverStream(device)));
 }
 
 void SynchronizeCurrentStream(c10::DeviceIndex device) {
-  ThrowIfError(RuntimeForDevice(device).driver().StreamSynchronize(
-      CurrentDriverStream(device)));
+  SynchronizeStream(device, CurrentDriverStream(device));
 }
 
 void CopyHostToDevice(const at::Tensor& src, const at::Tensor& dst) {
@@ -63,9 +81,10 @@ void CopyHostToDevice(const at::Tensor& src, const at::Tensor& dst) {
     return;
   }
   const at::Tensor host = IsPlainByteCopy(src, dst) ? src : CpuStagingLike(dst, src);
-  // The driver copies pageable memory before returning, so `host` may be a
-  // temporary.
+  // The driver copies pageable memory before returning; pinned memory is
+  // read when the copy runs, so it is kept alive too.
   Memcpy(dst, host, OPENREG_MEMCPY_HOST_TO_DEVICE, device);
+  KeepAliveUntilDone(device, {dst, host});
 }
 
 void CopyDeviceToHost(const at::Tensor& src, const at::Tensor& dst,
@@ -77,7 +96,11 @@ void CopyDeviceToHost(const at::Tensor& src, const at::Tensor& dst,
   }
   if (IsPlainByteCopy(src, dst)) {
     Memcpy(dst, src, OPENREG_MEMCPY_DEVICE_TO_HOST, device);
-    if (!non_blocking || !dst.is_pinned()) SynchronizeCurrentStream(device);
+    if (non_blocking && dst.is_pinned()) {
+      KeepAliveUntilDone(device, {src, dst});
+    } else {
+      SynchronizeCurrentStream(device);
+    }
     return;
   }
   at::Tensor staging = at::empty_strided(
@@ -88,23 +111,73 @@ void CopyDeviceToHost(const at::Tensor& src, const at::Tensor& dst,
   dst.copy_(staging);
 }
 
+// Copies on the current stream of dst's device.
+void CopyOnDestinationStream(const at::Tensor& src, const at::Tensor& dst) {
+  const c10::DeviceIndex device = dst.device().index();
+  if (IsPlainByteCopy(src, dst)) {
+    Memcpy(dst, src, OPENREG_MEMCPY_DEVICE_TO_DEVICE, device);
+    KeepAliveUntilDone(device, {src, dst});
+    return;
+  }
+  auto aliases = std::make_shared<CpuAliases>();
+  at::Tensor dst_alias = aliases->Alias(dst);
+  at::Tensor src_alias = aliases->Alias(src);
+  EnqueueOnCurrentStream(device, "aten::copy_",
+                         [aliases, dst_alias, src_alias]() mutable {
+                           dst_alias.copy_(src_alias);
+                         });
+}
+
+// A driver event destroyed with its owner.
+class OwnedEvent {
+ public:
+  explicit OwnedEvent(c10::DeviceIndex device)
+      : driver_(DriverFor(device)),
+        event_(ValueOrThrow(driver_.EventCreate(device, OPENREG_EVENT_DEFAULT))) {}
+  ~OwnedEvent() { driver_.EventDestroy(event_).IgnoreError(); }
+  OwnedEvent(const OwnedEvent&) = delete;
+  OwnedEvent& operator=(const OwnedEvent&) = delete;
+  openreg_event get() const { return event_; }
+
+ private:
+  const Driver& driver_;
+  openreg_event event_;
+};
+
+// Makes `waiter` wait for the work enqueued so far on `signaller`; returns
+// the event, which must outlive the wait.
+std::shared_ptr<OwnedEvent> MakeWait(c10::DeviceIndex signaller_device,
+                                     openreg_stream signaller,
+                                     openreg_stream waiter) {
+  auto event = std::make_shared<OwnedEvent>(signaller_device);
+  const Driver& driver = DriverFor(signaller_device);
+  ThrowIfError(driver.EventRecord(event->get(), signaller));
+  ThrowIfError(driver.StreamWaitEvent(waiter, event->get()));
+  return event;
+}
+
 void CopyDeviceToDevice(const at::Tensor& src, const at::Tensor& dst) {
   const c10::DeviceIndex dst_device = dst.device().index();
   const c10::DeviceIndex src_device = src.device().index();
-  if (src_device != dst_device) {
-    // The source's pending work must finish before the destination's stream
-    // reads it.
-    SynchronizeCurrentStream(src_device);
-  }
   const c10::DeviceGuard guard(dst.device());
-  if (IsPlainByteCopy(src, dst)) {
-    Memcpy(dst, src, OPENREG_MEMCPY_DEVICE_TO_DEVICE, dst_device);
+  if (src_device == dst_device) {
+    CopyOnDestinationStream(src, dst);
     return;
   }
-  CpuAliases aliases;
-  at::Tensor dst_alias = aliases.Alias(dst);
-  at::Tensor src_alias = aliases.Alias(src);
-  RunOnCurrentStreamAndWait(dst_device, [&] { dst_alias.copy_(src_alias); });
+  // Across devices, the copy runs on the destination's stream after the
+  // source's pending work, and the source's later work waits for the copy.
+  const openreg_stream src_stream = CurrentDriverStream(src_device);
+  const openreg_stream dst_stream = CurrentDriverStream(dst_device);
+  std::shared_ptr<OwnedEvent> source_ready =
+      MakeWait(src_device, src_stream, dst_stream);
+  CopyOnDestinationStream(src, dst);
+  std::shared_ptr<OwnedEvent> copy_done =
+      MakeWait(dst_device, dst_stream, src_stream);
+  // Each event lives until both streams are past their waits on it.
+  EnqueueWork(dst_device, dst_stream, "copy",
+              [source_ready, copy_done] {});
+  EnqueueWork(src_device, src_stream, "copy",
+              [source_ready, copy_done] {});
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // it directly: wrap the storage as a non-owning CPU storage and give the CPU
 // tensor the same sizes, strides and offset. No data is copied. Such aliases
 // may only be touched inside a function launched on the device's stream
-// (stream_execution.h), where the driver guarantees earlier work is done.
+// (core/runtime/stream_work.h), where the driver guarantees earlier work is done.
 //
 // Thread-safety: a CpuAliases object belongs to one operator call.
 #ifndef OPENREG_CORE_ATEN_CPU_ALIAS_H_

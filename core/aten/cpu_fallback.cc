@@ -3,21 +3,25 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/contiguous.h>
+#include <ATen/ops/copy.h>
 #include <c10/core/DeviceGuard.h>
 
-#include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "core/aten/cpu_alias.h"
 #include "core/aten/kernel_memory.h"
-#include "core/aten/stream_execution.h"
+#include "core/aten/meta_shapes.h"
+#include "core/aten/native_ops.h"
+#include "core/aten/out_variants.h"
 #include "core/runtime/device_allocator.h"
 #include "core/runtime/generator.h"
 #include "core/runtime/runtime.h"
+#include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
@@ -26,6 +30,7 @@ namespace openreg {
 namespace {
 
 constexpr c10::DispatchKeySet kOpenRegKeys(c10::DispatchKey::PrivateUse1);
+constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
 
 bool IsOpenReg(const at::Tensor& tensor) {
   return tensor.defined() &&
@@ -40,15 +45,54 @@ bool IsOptionalOf(const c10::TypePtr& type, c10::TypeKind kind) {
   return false;
 }
 
+bool IsWritten(const c10::Argument& argument) {
+  return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
+}
+
+bool IsTensorOrTensorList(const c10::Argument& value) {
+  const c10::TypeKind kind = value.real_type()->kind();
+  if (kind == c10::TypeKind::TensorType) return true;
+  if (auto list = value.real_type()->cast<c10::ListType>()) {
+    return list->getElementType()->kind() == c10::TypeKind::TensorType;
+  }
+  return false;
+}
+
+// How an op's results relate to its arguments, read off its schema.
+enum class ResultKind {
+  kWrittenArguments,  // every result is a written argument (or there is none)
+  kFreshTensors,      // every result is a new tensor or tensor list
+  kOther,             // views, optional or non-tensor results, mixtures
+};
+
+ResultKind ClassifyResults(const c10::FunctionSchema& schema) {
+  bool all_written = true;
+  bool all_fresh = true;
+  for (const c10::Argument& result : schema.returns()) {
+    if (!IsTensorOrTensorList(result)) return ResultKind::kOther;
+    all_written = all_written && IsWritten(result);
+    all_fresh = all_fresh && result.alias_info() == nullptr;
+  }
+  if (all_written) return ResultKind::kWrittenArguments;
+  return all_fresh ? ResultKind::kFreshTensors : ResultKind::kOther;
+}
+
+at::Tensor EmptyOnDevice(const TensorSpec& spec, c10::DeviceIndex device) {
+  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
+  return at::detail::empty_strided_generic(spec.sizes, spec.strides,
+                                           &GetDeviceAllocator(), kOpenRegKeys,
+                                           spec.dtype);
+}
+
 // Copies a CPU result into new memory on `device`: for results a kernel
 // allocated outside the routing of kernel_memory.h (e.g. on a worker thread).
 at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
   const at::Tensor source =
       cpu.is_non_overlapping_and_dense() ? cpu : cpu.contiguous();
-  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
-  at::Tensor result = at::detail::empty_strided_generic(
-      source.sizes(), source.strides(), &GetDeviceAllocator(), kOpenRegKeys,
-      source.scalar_type());
+  at::Tensor result = EmptyOnDevice(
+      TensorSpec{source.scalar_type(), source.sizes().vec(),
+                 source.strides().vec()},
+      device);
   const size_t bytes = static_cast<size_t>(source.numel()) * source.itemsize();
   if (bytes > 0) {
     // Pageable source: the driver copies it before returning.
@@ -59,55 +103,91 @@ at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
   return result;
 }
 
-// Everything one fallback call needs to carry from arguments to results.
-class FallbackCall {
- public:
-  explicit FallbackCall(const c10::OperatorHandle& op) : op_(op) {}
-
-  // Replaces openreg arguments on the stack with CPU equivalents.
-  void PrepareArguments(torch::jit::Stack& stack);
-  // Runs the CPU kernel on the current stream of the op's device.
-  void Run(torch::jit::Stack& stack);
-  // Replaces CPU results on the stack with openreg tensors.
-  void MapResults(torch::jit::Stack& stack);
-
- private:
-  void NoteDevice(c10::DeviceIndex device, const char* what);
-  c10::IValue ToCpu(const c10::IValue& value, bool written);
-  at::Tensor ToCpu(const at::Tensor& tensor, bool written);
-  at::Tensor FromCpu(const at::Tensor& result);
-  c10::IValue FromCpu(const c10::IValue& result);
-  // `result` as an openreg tensor over the device memory the kernel allocated
-  // it in, or nullopt if the kernel allocated it in host memory.
-  std::optional<at::Tensor> Adopt(const at::Tensor& result);
-  // Brings arguments the kernel wrote back into their openreg tensors.
-  void SyncWrittenArguments();
-
-  const c10::OperatorHandle& op_;
-  std::optional<c10::DeviceIndex> device_;
-  CpuAliases aliases_;
-  std::vector<std::pair<at::Tensor, at::Tensor>> written_;  // (openreg, alias)
-  std::vector<size_t> generator_slots_;
-  std::optional<at::Generator> generator_;
-  // Kernel-allocated CPU storages already adopted, so results sharing one
-  // storage keep sharing it.
-  absl::flat_hash_map<const c10::StorageImpl*, c10::Storage> adopted_;
+// What an enqueued kernel owns: the op, its CPU-side stack and the aliases,
+// which hold every openreg tensor the kernel touches (Note [Asynchronous
+// execution]).
+struct KernelLaunch {
+  c10::OperatorHandle op;
+  torch::jit::Stack stack;
+  CpuAliases aliases;
+  // Aliases of written arguments: the kernel must not move them elsewhere.
+  std::vector<at::Tensor> written;
+  // Aliases of preallocated outputs the functional kernel's results are
+  // copied into (ops without an out= overload).
+  std::vector<at::Tensor> copy_results_into;
 };
 
-void FallbackCall::NoteDevice(c10::DeviceIndex device, const char* what) {
-  if (!device_.has_value()) {
-    device_ = device;
-    return;
+void RunKernel(KernelLaunch& launch, c10::DeviceIndex device) {
+  std::vector<const void*> written_data;
+  for (const at::Tensor& alias : launch.written) {
+    written_data.push_back(alias.storage().data());
   }
-  TORCH_CHECK(*device_ == device,
-              "Expected all tensors to be on the same device, but found at "
-              "least two devices, openreg:", static_cast<int>(*device_),
-              " and openreg:", static_cast<int>(device), " (", what, " of ",
-              op_.schema().name(), "). Move them to one device with .to().");
+  {
+    const ScopedKernelMemoryOnDevice kernel_memory(device);
+    launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
+  }
+  for (size_t i = 0; i < launch.written.size(); ++i) {
+    TORCH_CHECK(launch.written[i].storage().data() == written_data[i],
+                "openreg internal error: ", launch.op.schema().name(),
+                " moved a written argument although its shape was known "
+                "before it ran");
+  }
+  if (launch.copy_results_into.empty()) return;
+  size_t next = 0;
+  for (const c10::IValue& result : launch.stack) {
+    if (result.isTensor()) {
+      launch.copy_results_into[next++].copy_(result.toTensor());
+    } else if (result.isTensorList()) {
+      for (const at::Tensor& tensor : result.toTensorList()) {
+        launch.copy_results_into[next++].copy_(tensor);
+      }
+    }
+  }
 }
 
-at::Tensor FallbackCall::ToCpu(const at::Tensor& tensor, bool written) {
-  if (!IsOpenReg(tensor)) {
+class FallbackCall {
+ public:
+  FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack& stack)
+      : op_(op), stack_(stack) {}
+
+  void Run() {
+    Prepare();
+    const auto arguments = torch::jit::last(stack_, op_.schema().arguments().size());
+    switch (ClassifyResults(op_.schema())) {
+      case ResultKind::kWrittenArguments:
+        if (EnqueueWritingArguments(arguments)) return;
+        break;
+      case ResultKind::kFreshTensors:
+        if (EnqueueWithFreshOutputs(arguments)) return;
+        break;
+      case ResultKind::kOther:
+        break;
+    }
+    RunAndWait();
+  }
+
+ private:
+  size_t FirstArgument() const {
+    return stack_.size() - op_.schema().arguments().size();
+  }
+
+  void NoteDevice(c10::DeviceIndex device) {
+    if (!device_.has_value()) {
+      device_ = device;
+      return;
+    }
+    TORCH_CHECK(*device_ == device,
+                "Expected all tensors to be on the same device, but found at "
+                "least two devices, openreg:", static_cast<int>(*device_),
+                " and openreg:", static_cast<int>(device), " (in ",
+                op_.schema().name(), "). Move them to one device with .to().");
+  }
+
+  void CheckTensor(const at::Tensor& tensor) {
+    if (IsOpenReg(tensor)) {
+      NoteDevice(tensor.device().index());
+      return;
+    }
     // CPU scalars take part in device ops as on CUDA, and index tensors may
     // live on the CPU; any other CPU tensor is a device mix-up.
     TORCH_CHECK(!tensor.defined() || !tensor.device().is_cpu() ||
@@ -117,159 +197,297 @@ at::Tensor FallbackCall::ToCpu(const at::Tensor& tensor, bool written) {
                 "CPU tensor of shape ", tensor.sizes(), " in ",
                 op_.schema().name(),
                 " on openreg. Move it with .to('openreg') first.");
+  }
+
+  // Validates devices, picks the op's device and reserves random state.
+  void Prepare() {
+    const auto& arguments = op_.schema().arguments();
+    const size_t first = FirstArgument();
+    std::vector<size_t> generator_slots;
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const c10::IValue& value = stack_[first + i];
+      if (IsOptionalOf(arguments[i].real_type(), c10::TypeKind::GeneratorType)) {
+        generator_slots.push_back(first + i);
+      } else if (value.isTensor()) {
+        CheckTensor(value.toTensor());
+      } else if (value.isTensorList()) {
+        for (const at::Tensor& tensor : value.toTensorList()) CheckTensor(tensor);
+      } else if (value.isOptionalTensorList()) {
+        for (const std::optional<at::Tensor>& tensor :
+             value.toOptionalTensorList()) {
+          if (tensor.has_value()) CheckTensor(*tensor);
+        }
+      } else if (value.isDevice() &&
+                 value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+        const c10::Device device = value.toDevice();
+        NoteDevice(device.has_index()
+                       ? device.index()
+                       : static_cast<c10::DeviceIndex>(CurrentDeviceIndex()));
+      }
+    }
+    if (!device_.has_value()) {
+      device_ = static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
+    }
+    RuntimeForDevice(*device_);
+    for (size_t slot : generator_slots) {
+      c10::IValue& value = stack_[slot];
+      const at::Generator generator =
+          value.isNone() ? DefaultGenerator(*device_) : value.toGenerator();
+      TORCH_CHECK(generator.device().type() == c10::DeviceType::PrivateUse1,
+                  op_.schema().name(), " on openreg needs an openreg "
+                  "generator, got a generator for ", generator.device(),
+                  ". Create it with torch.Generator(device='openreg').");
+      value = ReserveKernelGenerator(generator);
+    }
+  }
+
+  // The CPU-side stack for `op`: aliases for openreg tensors, the CPU for an
+  // openreg device argument, everything else as is.
+  torch::jit::Stack ToCpuStack(c10::ArrayRef<c10::IValue> arguments,
+                               const c10::FunctionSchema& schema,
+                               KernelLaunch& launch) {
+    torch::jit::Stack cpu;
+    cpu.reserve(arguments.size());
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const bool written = IsWritten(schema.arguments()[i]);
+      cpu.push_back(ToCpu(arguments[i], written, launch));
+    }
+    return cpu;
+  }
+
+  at::Tensor ToCpu(const at::Tensor& tensor, bool written, KernelLaunch& launch) {
+    if (!IsOpenReg(tensor)) return tensor;
+    at::Tensor alias = launch.aliases.Alias(tensor);
+    if (written) launch.written.push_back(alias);
+    return alias;
+  }
+
+  c10::IValue ToCpu(const c10::IValue& value, bool written,
+                    KernelLaunch& launch) {
+    if (value.isTensor()) return ToCpu(value.toTensor(), written, launch);
+    if (value.isTensorList()) {
+      c10::List<at::Tensor> converted;
+      for (const at::Tensor& tensor : value.toTensorList()) {
+        converted.push_back(ToCpu(tensor, written, launch));
+      }
+      return converted;
+    }
+    if (value.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> converted;
+      for (const std::optional<at::Tensor>& tensor :
+           value.toOptionalTensorList()) {
+        converted.push_back(
+            tensor.has_value()
+                ? std::optional<at::Tensor>(ToCpu(*tensor, written, launch))
+                : std::nullopt);
+      }
+      return converted;
+    }
+    if (value.isDevice() &&
+        value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      // Factory ops: the kernel creates on the CPU, in device memory.
+      return c10::Device(c10::DeviceType::CPU);
+    }
+    return value;
+  }
+
+  void Enqueue(std::unique_ptr<KernelLaunch> launch) {
+    const c10::DeviceIndex device = *device_;
+    EnqueueOnCurrentStream(
+        device, op_.schema().name(),
+        [launch = std::move(launch), device]() { RunKernel(*launch, device); });
+  }
+
+  // In-place and out= ops: the results are the written arguments.
+  bool EnqueueWritingArguments(c10::ArrayRef<c10::IValue> arguments) {
+    const c10::FunctionSchema& schema = op_.schema();
+    const bool has_out_arguments =
+        std::any_of(schema.arguments().begin(), schema.arguments().end(),
+                    [](const c10::Argument& a) { return a.is_out(); });
+    if (has_out_arguments) {
+      // out= arguments of the wrong shape are resized here, before the
+      // kernel runs, so the kernel never has to.
+      std::optional<ResultSpecs> specs = InferResultSpecs(op_, arguments);
+      if (!specs.has_value()) return false;
+      size_t next = 0;
+      for (size_t i = 0; i < schema.arguments().size(); ++i) {
+        if (!schema.arguments()[i].is_out() || !arguments[i].isTensor()) continue;
+        const at::Tensor& out = arguments[i].toTensor();
+        const TensorSpec& spec = specs->out_arguments.at(next++);
+        if (!IsOpenReg(out)) return false;
+        if (out.sizes() != c10::IntArrayRef(spec.sizes)) {
+          Resize(out, spec.sizes, std::nullopt);
+        }
+      }
+    }
+    auto launch = std::make_unique<KernelLaunch>(KernelLaunch{op_, {}, {}, {}, {}});
+    launch->stack = ToCpuStack(arguments, schema, *launch);
+    // The results, known now: each is the argument sharing its alias set.
+    std::vector<c10::IValue> results;
+    for (const c10::Argument& result : schema.returns()) {
+      for (size_t i = 0; i < schema.arguments().size(); ++i) {
+        const c10::AliasInfo* info = schema.arguments()[i].alias_info();
+        if (info != nullptr &&
+            info->beforeSets() == result.alias_info()->beforeSets()) {
+          results.push_back(arguments[i]);
+          break;
+        }
+      }
+    }
+    TORCH_INTERNAL_ASSERT(results.size() == schema.returns().size(),
+                          "cannot match the results of ", schema.name(),
+                          " to its arguments");
+    Enqueue(std::move(launch));
+    torch::jit::drop(stack_, arguments.size());
+    for (c10::IValue& result : results) stack_.push_back(std::move(result));
+    return true;
+  }
+
+  // Ops with new results: allocate them now from the meta shapes, and let
+  // the kernel write into them.
+  bool EnqueueWithFreshOutputs(c10::ArrayRef<c10::IValue> arguments) {
+    std::optional<ResultSpecs> specs = InferResultSpecs(op_, arguments);
+    if (!specs.has_value()) return false;
+    std::vector<c10::IValue> results;
+    std::vector<at::Tensor> outputs;
+    const auto& returns = op_.schema().returns();
+    for (size_t i = 0; i < returns.size(); ++i) {
+      if (returns[i].real_type()->kind() == c10::TypeKind::ListType) {
+        c10::List<at::Tensor> list;
+        for (const TensorSpec& spec : specs->returns.at(i)) {
+          outputs.push_back(EmptyOnDevice(spec, *device_));
+          list.push_back(outputs.back());
+        }
+        results.emplace_back(std::move(list));
+      } else {
+        outputs.push_back(EmptyOnDevice(specs->returns.at(i).at(0), *device_));
+        results.emplace_back(outputs.back());
+      }
+    }
+    std::optional<c10::OperatorHandle> out_variant = FindOutVariant(op_);
+    auto launch = std::make_unique<KernelLaunch>(
+        KernelLaunch{out_variant.value_or(op_), {}, {}, {}, {}});
+    launch->stack = ToCpuStack(arguments, op_.schema(), *launch);
+    if (out_variant.has_value()) {
+      for (const c10::IValue& result : results) {
+        launch->stack.push_back(ToCpu(result, /*written=*/true, *launch));
+      }
+    } else {
+      for (const at::Tensor& output : outputs) {
+        launch->copy_results_into.push_back(launch->aliases.Alias(output));
+      }
+    }
+    Enqueue(std::move(launch));
+    torch::jit::drop(stack_, arguments.size());
+    for (c10::IValue& result : results) stack_.push_back(std::move(result));
+    return true;
+  }
+
+  // Everything else: run the kernel, wait, and map its results back.
+  void RunAndWait() {
+    const size_t count = op_.schema().arguments().size();
+    const auto arguments = torch::jit::last(stack_, count);
+    KernelLaunch launch{op_, {}, {}, {}, {}};
+    std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (openreg, alias)
+    launch.stack = ToCpuStack(arguments, op_.schema(), launch);
+    for (size_t i = 0; i < count; ++i) {
+      if (IsWritten(op_.schema().arguments()[i]) && arguments[i].isTensor() &&
+          IsOpenReg(arguments[i].toTensor())) {
+        written.emplace_back(arguments[i].toTensor(),
+                             launch.stack[i].toTensor());
+      }
+    }
+    const c10::DeviceIndex device = *device_;
+    RunOnCurrentStreamAndWait(device, op_.schema().name(), [&] {
+      const ScopedKernelMemoryOnDevice kernel_memory(device);
+      launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
+    });
+    SyncWrittenArguments(written);
+    torch::jit::drop(stack_, count);
+    for (const c10::IValue& result : launch.stack) {
+      stack_.push_back(FromCpu(result, launch.aliases));
+    }
+  }
+
+  // Brings arguments the kernel wrote (and maybe grew) back into their
+  // openreg tensors.
+  void SyncWrittenArguments(
+      const std::vector<std::pair<at::Tensor, at::Tensor>>& written) {
+    for (const auto& [original, alias] : written) {
+      if (alias.storage().data() != original.storage().data()) {
+        std::optional<at::Tensor> adopted = Adopt(alias);
+        const at::Tensor moved =
+            adopted.has_value() ? *adopted : NewDeviceTensorFrom(alias, *device_);
+        original.unsafeGetTensorImpl()->set_storage_keep_dtype(moved.storage());
+        original.unsafeGetTensorImpl()->set_sizes_and_strides(
+            moved.sizes(), moved.strides(), moved.storage_offset());
+      } else if (alias.sizes() != original.sizes() ||
+                 alias.strides() != original.strides() ||
+                 alias.storage_offset() != original.storage_offset()) {
+        original.unsafeGetTensorImpl()->set_sizes_and_strides(
+            alias.sizes(), alias.strides(), alias.storage_offset());
+      }
+    }
+  }
+
+  // `result` as an openreg tensor over the device memory the kernel
+  // allocated it in, or nullopt if it is in host memory.
+  std::optional<at::Tensor> Adopt(const at::Tensor& result) {
+    const c10::StorageImpl* key = result.storage().unsafeGetStorageImpl();
+    auto it = adopted_.find(key);
+    if (it == adopted_.end()) {
+      c10::Storage cpu_storage = result.storage();
+      c10::Storage adopted;
+      if (!AdoptKernelStorage(cpu_storage, *device_, &adopted)) {
+        return std::nullopt;
+      }
+      it = adopted_.emplace(key, std::move(adopted)).first;
+    }
+    at::Tensor tensor = at::detail::make_tensor<c10::TensorImpl>(
+        c10::Storage(it->second), kOpenRegKeys, result.dtype());
+    tensor.unsafeGetTensorImpl()->set_sizes_and_strides(
+        result.sizes(), result.strides(), result.storage_offset());
     return tensor;
   }
-  NoteDevice(tensor.device().index(), "tensor argument");
-  at::Tensor alias = aliases_.Alias(tensor);
-  if (written) written_.emplace_back(tensor, alias);
-  return alias;
-}
 
-c10::IValue FallbackCall::ToCpu(const c10::IValue& value, bool written) {
-  if (value.isTensor()) return ToCpu(value.toTensor(), written);
-  if (value.isTensorList()) {
-    c10::List<at::Tensor> converted;
-    for (const at::Tensor& tensor : value.toTensorList()) {
-      converted.push_back(ToCpu(tensor, written));
+  at::Tensor FromCpu(const at::Tensor& result, const CpuAliases& aliases) {
+    if (!result.defined() || !result.device().is_cpu()) return result;
+    if (const at::Tensor* original = aliases.OriginalOf(result)) {
+      return *original;
     }
-    return converted;
-  }
-  if (value.isOptionalTensorList()) {
-    c10::List<std::optional<at::Tensor>> converted;
-    for (const std::optional<at::Tensor>& tensor : value.toOptionalTensorList()) {
-      converted.push_back(tensor.has_value()
-                              ? std::optional<at::Tensor>(ToCpu(*tensor, written))
-                              : std::nullopt);
+    if (const c10::Storage* storage = aliases.OriginalStorageOf(result);
+        storage != nullptr && result.storage().data() == storage->data()) {
+      // A view of an argument: the same geometry over the openreg storage.
+      at::Tensor view = at::detail::make_tensor<c10::TensorImpl>(
+          c10::TensorImpl::VIEW, c10::Storage(*storage), kOpenRegKeys,
+          result.dtype());
+      view.unsafeGetTensorImpl()->set_sizes_and_strides(
+          result.sizes(), result.strides(), result.storage_offset());
+      return view;
     }
-    return converted;
+    if (std::optional<at::Tensor> adopted = Adopt(result)) return *adopted;
+    return NewDeviceTensorFrom(result, *device_);
   }
-  if (value.isDevice() && value.toDevice().type() == c10::DeviceType::PrivateUse1) {
-    // Factory ops: create on the CPU, then move the result to the device.
-    const c10::Device device = value.toDevice();
-    NoteDevice(device.has_index() ? device.index()
-                                  : static_cast<c10::DeviceIndex>(CurrentDeviceIndex()),
-               "device argument");
-    return c10::Device(c10::DeviceType::CPU);
-  }
-  return value;
-}
 
-void FallbackCall::PrepareArguments(torch::jit::Stack& stack) {
-  const auto& arguments = op_.schema().arguments();
-  const size_t first = stack.size() - arguments.size();
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    const c10::Argument& argument = arguments[i];
-    c10::IValue& value = stack[first + i];
-    if (IsOptionalOf(argument.real_type(), c10::TypeKind::GeneratorType)) {
-      generator_slots_.push_back(first + i);
-      continue;
+  c10::IValue FromCpu(const c10::IValue& result, const CpuAliases& aliases) {
+    if (result.isTensor()) return FromCpu(result.toTensor(), aliases);
+    if (result.isTensorList()) {
+      c10::List<at::Tensor> converted;
+      for (const at::Tensor& tensor : result.toTensorList()) {
+        converted.push_back(FromCpu(tensor, aliases));
+      }
+      return converted;
     }
-    const bool written =
-        argument.alias_info() != nullptr && argument.alias_info()->isWrite();
-    value = ToCpu(value, written);
+    return result;
   }
-  if (!device_.has_value()) {
-    device_ = static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
-  }
-  RuntimeForDevice(*device_);
-  for (size_t slot : generator_slots_) {
-    c10::IValue& value = stack[slot];
-    at::Generator generator = value.isNone() ? DefaultGenerator(*device_)
-                                             : value.toGenerator();
-    TORCH_CHECK(generator.device().type() == c10::DeviceType::PrivateUse1,
-                op_.schema().name(), " on openreg needs an openreg generator, "
-                "got a generator for ", generator.device(),
-                ". Create it with torch.Generator(device='openreg').");
-    value = static_cast<GeneratorImpl*>(generator.unsafeGetGeneratorImpl())
-                ->cpu_generator();
-    generator_ = std::move(generator);
-  }
-}
 
-void FallbackCall::Run(torch::jit::Stack& stack) {
-  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, *device_));
-  std::unique_lock<std::mutex> generator_lock;
-  if (generator_.has_value()) {
-    // The device generator's state must not change under the kernel.
-    generator_lock = std::unique_lock<std::mutex>(generator_->mutex());
-  }
-  RunOnCurrentStreamAndWait(*device_, [&] {
-    const ScopedKernelMemoryOnDevice kernel_memory(*device_);
-    op_.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &stack);
-  });
-}
-
-std::optional<at::Tensor> FallbackCall::Adopt(const at::Tensor& result) {
-  const c10::StorageImpl* key = result.storage().unsafeGetStorageImpl();
-  auto it = adopted_.find(key);
-  if (it == adopted_.end()) {
-    c10::Storage cpu_storage = result.storage();
-    c10::Storage adopted;
-    if (!AdoptKernelStorage(cpu_storage, *device_, &adopted)) return std::nullopt;
-    it = adopted_.emplace(key, std::move(adopted)).first;
-  }
-  at::Tensor tensor = at::detail::make_tensor<c10::TensorImpl>(
-      c10::Storage(it->second), kOpenRegKeys, result.dtype());
-  tensor.unsafeGetTensorImpl()->set_sizes_and_strides(
-      result.sizes(), result.strides(), result.storage_offset());
-  return tensor;
-}
-
-void FallbackCall::SyncWrittenArguments() {
-  for (auto& [original, alias] : written_) {
-    if (alias.storage().data() != original.storage().data()) {
-      // The kernel had to grow an output and allocated new memory for it.
-      std::optional<at::Tensor> adopted = Adopt(alias);
-      at::Tensor moved =
-          adopted.has_value() ? *adopted : NewDeviceTensorFrom(alias, *device_);
-      original.unsafeGetTensorImpl()->set_storage_keep_dtype(moved.storage());
-      original.unsafeGetTensorImpl()->set_sizes_and_strides(
-          moved.sizes(), moved.strides(), moved.storage_offset());
-    } else if (alias.sizes() != original.sizes() ||
-               alias.strides() != original.strides() ||
-               alias.storage_offset() != original.storage_offset()) {
-      original.unsafeGetTensorImpl()->set_sizes_and_strides(
-          alias.sizes(), alias.strides(), alias.storage_offset());
-    }
-  }
-}
-
-at::Tensor FallbackCall::FromCpu(const at::Tensor& result) {
-  if (!result.defined() || !result.device().is_cpu()) return result;
-  if (const at::Tensor* original = aliases_.OriginalOf(result)) return *original;
-  if (const c10::Storage* storage = aliases_.OriginalStorageOf(result);
-      storage != nullptr && result.storage().data() == storage->data()) {
-    // A view of an argument: the same geometry over the openreg storage.
-    at::Tensor view = at::detail::make_tensor<c10::TensorImpl>(
-        c10::TensorImpl::VIEW, c10::Storage(*storage), kOpenRegKeys,
-        result.dtype());
-    view.unsafeGetTensorImpl()->set_sizes_and_strides(
-        result.sizes(), result.strides(), result.storage_offset());
-    return view;
-  }
-  if (std::optional<at::Tensor> adopted = Adopt(result)) return *adopted;
-  return NewDeviceTensorFrom(result, *device_);
-}
-
-c10::IValue FallbackCall::FromCpu(const c10::IValue& result) {
-  if (result.isTensor()) return FromCpu(result.toTensor());
-  if (result.isTensorList()) {
-    c10::List<at::Tensor> converted;
-    for (const at::Tensor& tensor : result.toTensorList()) {
-      converted.push_back(FromCpu(tensor));
-    }
-    return converted;
-  }
-  return result;
-}
-
-void FallbackCall::MapResults(torch::jit::Stack& stack) {
-  SyncWrittenArguments();
-  const size_t returns = op_.schema().returns().size();
-  for (size_t i = stack.size() - returns; i < stack.size(); ++i) {
-    stack[i] = FromCpu(stack[i]);
-  }
-}
+  const c10::OperatorHandle& op_;
+  torch::jit::Stack& stack_;
+  std::optional<c10::DeviceIndex> device_;
+  // Kernel-allocated CPU storages already adopted, so results sharing one
+  // storage keep sharing it.
+  absl::flat_hash_map<const c10::StorageImpl*, c10::Storage> adopted_;
+};
 
 }  // namespace
 
@@ -280,10 +498,7 @@ void CpuFallback(const c10::OperatorHandle& op, c10::DispatchKeySet /*keys*/,
 
 void RunCpuKernelOf(const c10::OperatorHandle& cpu_op,
                     torch::jit::Stack* stack) {
-  FallbackCall call(cpu_op);
-  call.PrepareArguments(*stack);
-  call.Run(*stack);
-  call.MapResults(*stack);
+  FallbackCall(cpu_op, *stack).Run();
 }
 
 }  // namespace openreg

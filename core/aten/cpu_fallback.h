@@ -1,15 +1,23 @@
 // The boxed fallback for every ATen op openreg does not register itself.
 //
-// It runs the op's CPU kernel on device memory: each openreg tensor argument
-// becomes a CPU alias of the same memory (cpu_alias.h), the kernel runs in a
-// host function on the current stream of the op's device, and the results
-// are mapped back: an argument the op returned or wrote comes back as the
-// caller's own openreg tensor, a view of an argument as an openreg view of
-// the same storage, and a fresh result, which the kernel allocated in device
-// memory (Note [Kernel allocations in device memory]), as an openreg tensor
-// over that memory.
-// Random ops get the device generator's CPU state, so the device generator
-// (not the CPU one) drives them.
+// It runs the op's ATen CPU kernel on device memory: each openreg tensor
+// argument becomes a CPU alias of the same memory (cpu_alias.h) and the kernel
+// runs inside work enqueued on the current stream of the op's device
+// (Note [Asynchronous execution]). The calling thread returns without waiting
+// whenever it can know the results before the kernel runs:
+//   - ops whose tensor results are their (written) arguments: in-place ops
+//     and out= ops (how ATen calls every structured kernel), after resizing
+//     out= arguments to the shapes the meta kernel gives;
+//   - ops with fresh results whose shapes a meta kernel can compute
+//     (meta_shapes.h): outputs are allocated first and the kernel writes into
+//     them, through the op's out= overload when there is one.
+// Otherwise (results whose shapes depend on data, such as nonzero, or
+// results that are not tensors) it waits for the kernel, and a fresh result
+// is adopted from the device memory the kernel allocated it in
+// (Note [Kernel allocations in device memory]).
+//
+// Random ops get a CPU generator seeded, at enqueue time, from the device
+// generator (generator.h), so results do not depend on when kernels run.
 #ifndef OPENREG_CORE_ATEN_CPU_FALLBACK_H_
 #define OPENREG_CORE_ATEN_CPU_FALLBACK_H_
 

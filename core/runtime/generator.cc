@@ -63,6 +63,17 @@ const at::Generator& DefaultGenerator(c10::DeviceIndex device) {
   return (*generators)[device];
 }
 
+at::Generator ReserveKernelGenerator(const at::Generator& device_generator) {
+  auto* impl = static_cast<GeneratorImpl*>(
+      device_generator.unsafeGetGeneratorImpl());
+  uint64_t seed = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex_);
+    seed = impl->cpu_generator().get<at::CPUGeneratorImpl>()->random64();
+  }
+  return at::detail::createCPUGenerator(seed);
+}
+
 at::Generator NewGenerator(c10::DeviceIndex device) {
   RuntimeForDevice(device);
   return at::make_generator<GeneratorImpl>(device);

@@ -1,14 +1,19 @@
 // The per-device random number generator.
 //
 // Random ops run ATen's CPU kernels on device memory, and those kernels only
-// accept a CPU generator. So each openreg generator owns a CPU generator (the
-// same mt19937 state CPU tensors use) and hands it to the kernel; seeding or
-// saving the openreg generator seeds or saves that state.
-// A consequence users can rely on: the same seed gives the same numbers on
-// openreg as on CPU.
+// accept a CPU generator. Each openreg generator's state is a CPU generator
+// (mt19937); seeding or saving the openreg generator seeds or saves it.
 //
-// Thread-safety: callers hold `mutex_` (GeneratorImpl's) around any use, as
-// PyTorch does for every generator.
+// A random op may run long after it was enqueued, and on another thread, so
+// it must not draw from the device generator when it runs: the order would
+// depend on the driver's timing. Instead, when the op is enqueued, the core
+// draws one 64-bit seed from the device generator
+// (ReserveKernelGenerator) and the kernel runs with a fresh CPU generator
+// seeded from it. Every driver, synchronous or not, therefore gives the same
+// numbers for the same program and seed.
+//
+// Thread-safety: PyTorch's convention: callers hold `mutex_`
+// (GeneratorImpl's) around any use; ReserveKernelGenerator takes it itself.
 #ifndef OPENREG_CORE_RUNTIME_GENERATOR_H_
 #define OPENREG_CORE_RUNTIME_GENERATOR_H_
 
@@ -42,6 +47,10 @@ class GeneratorImpl final : public c10::GeneratorImpl {
 const at::Generator& DefaultGenerator(c10::DeviceIndex device);
 
 at::Generator NewGenerator(c10::DeviceIndex device);
+
+// A CPU generator for one kernel, seeded by a draw from `device_generator`
+// (an openreg generator). Called when the kernel is enqueued.
+at::Generator ReserveKernelGenerator(const at::Generator& device_generator);
 
 }  // namespace openreg
 

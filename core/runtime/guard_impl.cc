@@ -1,6 +1,7 @@
 #include "core/runtime/guard_impl.h"
 
 #include "core/runtime/runtime.h"
+#include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
@@ -81,17 +82,16 @@ c10::Stream GuardImpl::exchangeStream(c10::Stream stream) const {
 }
 
 bool GuardImpl::queryStream(const c10::Stream& stream) const {
-  return ValueOrThrow(RuntimeOrThrow().driver().StreamQuery(DriverStream(stream)));
+  return QueryStream(stream.device_index(), DriverStream(stream));
 }
 
 void GuardImpl::synchronizeStream(const c10::Stream& stream) const {
-  ThrowIfError(
-      RuntimeOrThrow().driver().StreamSynchronize(DriverStream(stream)));
+  SynchronizeStream(stream.device_index(), DriverStream(stream));
 }
 
 void GuardImpl::synchronizeDevice(c10::DeviceIndex device_index) const {
-  ThrowIfError(
-      RuntimeForDevice(device_index).driver().DeviceSynchronize(device_index));
+  RuntimeForDevice(device_index);
+  SynchronizeDevice(device_index);
 }
 
 void GuardImpl::record(void** event, const c10::Stream& stream,

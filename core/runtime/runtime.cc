@@ -56,6 +56,7 @@ absl::StatusOr<Runtime*> Runtime::Create() {
   DriverConfig driver_config;
   driver_config.device_count = config->device_count;
   driver_config.device_memory_bytes = config->device_memory_bytes;
+  driver_config.options = config->driver_options;
   absl::StatusOr<std::unique_ptr<Driver>> driver =
       Driver::Load(*path, driver_config);
   if (!driver.ok()) return driver.status();

@@ -116,6 +116,10 @@ absl::StatusOr<RuntimeConfig> RuntimeConfigFromEnvironment(
     }
     config.device_memory_bytes = *bytes;
   }
+  if (std::optional<std::string> options = lookup("OPENREG_DRIVER_OPTIONS")) {
+    // Driver-specific: the driver validates the keys and values in init.
+    config.driver_options = std::string(absl::StripAsciiWhitespace(*options));
+  }
   return config;
 }
 

@@ -26,6 +26,7 @@ struct RuntimeConfig {
   std::vector<std::string> extra_driver_dirs;    // OPENREG_DRIVER_PATH
   int32_t device_count = kDefaultDeviceCount;    // OPENREG_DEVICE_COUNT
   uint64_t device_memory_bytes = 0;              // OPENREG_DEVICE_MEMORY, 0: driver default
+  std::string driver_options;                    // OPENREG_DRIVER_OPTIONS, passed to init
 };
 
 // Parses sizes such as "1048576", "512MiB", "2GiB", "1.5GB" (binary and

@@ -7,6 +7,7 @@
 
 #include "core/runtime/device_allocator.h"
 #include "core/runtime/runtime.h"
+#include "core/runtime/stream_work.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
 
@@ -27,8 +28,11 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_size) {
                                     OPENREG_MEMCPY_DEVICE_TO_DEVICE,
                                     CurrentDriverStream(device.index())));
   }
-  impl->set_data_ptr_noswap(std::move(new_data));
+  c10::DataPtr old_data = impl->set_data_ptr(std::move(new_data));
   impl->set_nbytes(new_size);
+  // The copy above reads the old memory when it runs: free it only after.
+  EnqueueOnCurrentStream(device.index(), "resize_",
+                         [old_data = std::move(old_data)] {});
 }
 
 }  // namespace openreg

@@ -43,7 +43,7 @@ def test_kernel_allocations_are_device_memory():
         import torch
         x = torch.ones(4 * 2**20, dtype=torch.uint8, device="openreg")
         try:
-            x.sum()
+            x.sum().item()  # .item() synchronizes: the failure surfaces here at the latest
         except torch.OutOfMemoryError as error:
             print("scratch:", str(error).split(";")[0])
         y = x[: 2**20].float()  # a fresh 4 MiB result fits
@@ -52,7 +52,8 @@ def test_kernel_allocations_are_device_memory():
         env={"OPENREG_DEVICE_MEMORY": "24MiB"},
     )
     assert result.returncode == 0, result.stderr
-    assert f"scratch: openreg out of memory on device openreg:0: tried to allocate {32 * 2**20} bytes" in result.stdout
+    assert ("scratch: openreg: aten::sum failed on openreg:0: openreg out of memory on device openreg:0: "
+            f"tried to allocate {32 * 2**20} bytes") in result.stdout
     assert f"result: openreg:0 {2**20}" in result.stdout
 
 

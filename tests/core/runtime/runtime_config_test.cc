@@ -173,10 +173,12 @@ TEST(RuntimeConfigTest, Defaults) {
   EXPECT_THAT(config->extra_driver_dirs, IsEmpty());
   EXPECT_EQ(config->device_count, kDefaultDeviceCount);
   EXPECT_EQ(config->device_memory_bytes, 0u);
+  EXPECT_EQ(config->driver_options, "");
   EXPECT_THAT(environment.queried(),
               UnorderedElementsAre("OPENREG_DRIVER", "OPENREG_DRIVER_PATH",
                                    "OPENREG_DEVICE_COUNT",
-                                   "OPENREG_DEVICE_MEMORY"));
+                                   "OPENREG_DEVICE_MEMORY",
+                                   "OPENREG_DRIVER_OPTIONS"));
 }
 
 TEST(RuntimeConfigTest, Driver) {
@@ -237,12 +239,14 @@ TEST(RuntimeConfigTest, AllVariablesTogether) {
                   {"OPENREG_DRIVER_PATH", "/x:/y"},
                   {"OPENREG_DEVICE_COUNT", "4"},
                   {"OPENREG_DEVICE_MEMORY", "1.5GiB"},
+                  {"OPENREG_DRIVER_OPTIONS", " adversarial=1,seed=3 "},
                   {"UNRELATED", "ignored"}});
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->driver_spec, "fake");
   EXPECT_THAT(config->extra_driver_dirs, ElementsAre("/x", "/y"));
   EXPECT_EQ(config->device_count, 4);
   EXPECT_EQ(config->device_memory_bytes, kGiB + kGiB / 2);
+  EXPECT_EQ(config->driver_options, "adversarial=1,seed=3");
 }
 
 // The message names the variable, quotes the bad value and says what is

@@ -1,0 +1,241 @@
+#include "core/aten/meta_shapes.h"
+
+#include <ATen/EmptyTensor.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace openreg {
+namespace {
+
+// Bounds the cache; a program with more distinct signatures than this is
+// unusual, and simply starts over.
+constexpr size_t kMaxCachedSignatures = 16384;
+
+bool IsOpenReg(const at::Tensor& tensor) {
+  return tensor.defined() &&
+         tensor.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+void AppendInts(std::string& key, c10::IntArrayRef values) {
+  key.append(reinterpret_cast<const char*>(values.data()),
+             values.size() * sizeof(int64_t));
+  key.push_back('|');
+}
+
+// Appends `value` to the signature; false if it cannot be part of one.
+bool AppendSignature(std::string& key, const c10::IValue& value) {
+  if (value.isTensor()) {
+    const at::Tensor& tensor = value.toTensor();
+    if (!tensor.defined()) {
+      key.append("u|");
+      return true;
+    }
+    absl::StrAppend(&key, "T", static_cast<int>(tensor.scalar_type()), ":",
+                    static_cast<int>(tensor.device().type()), ":");
+    AppendInts(key, tensor.sizes());
+    AppendInts(key, tensor.strides());
+    // A CPU scalar's value can matter (e.g. to type promotion): skip caching.
+    return IsOpenReg(tensor);
+  }
+  if (value.isNone()) {
+    key.append("N|");
+    return true;
+  }
+  if (value.isInt()) {
+    absl::StrAppend(&key, "I", value.toInt(), "|");
+    return true;
+  }
+  if (value.isBool()) {
+    absl::StrAppend(&key, "B", value.toBool(), "|");
+    return true;
+  }
+  if (value.isDouble()) {
+    const double number = value.toDouble();
+    char bytes[sizeof(number)];
+    std::memcpy(bytes, &number, sizeof(number));
+    key.append("D").append(bytes, sizeof(bytes)).append("|");
+    return true;
+  }
+  if (value.isIntList()) {
+    key.append("L");
+    AppendInts(key, value.toIntVector());
+    return true;
+  }
+  if (value.isString()) {
+    absl::StrAppend(&key, "S", value.toStringRef(), "|");
+    return true;
+  }
+  if (value.isDevice()) {
+    absl::StrAppend(&key, "V", value.toDevice().str(), "|");
+    return true;
+  }
+  if (value.isGenerator()) {
+    key.append("G|");
+    return true;
+  }
+  if (value.isTensorList() || value.isOptionalTensorList() || value.isList()) {
+    key.append("[");
+    for (const c10::IValue& element : value.toListRef()) {
+      if (!AppendSignature(key, element)) return false;
+    }
+    key.append("]");
+    return true;
+  }
+  return false;
+}
+
+// A meta tensor with `tensor`'s dtype and geometry.
+at::Tensor MetaLike(const at::Tensor& tensor) {
+  at::Tensor meta = at::detail::empty_strided_meta(
+      tensor.sizes(), tensor.strides(), tensor.scalar_type(), std::nullopt,
+      c10::Device(c10::kMeta), std::nullopt);
+  return meta;
+}
+
+c10::IValue ToMeta(const c10::IValue& value) {
+  if (value.isTensor()) {
+    const at::Tensor& tensor = value.toTensor();
+    return IsOpenReg(tensor) ? MetaLike(tensor) : tensor;
+  }
+  if (value.isTensorList()) {
+    c10::List<at::Tensor> converted;
+    for (const at::Tensor& tensor : value.toTensorList()) {
+      converted.push_back(IsOpenReg(tensor) ? MetaLike(tensor) : tensor);
+    }
+    return converted;
+  }
+  if (value.isOptionalTensorList()) {
+    c10::List<std::optional<at::Tensor>> converted;
+    for (const std::optional<at::Tensor>& tensor :
+         value.toOptionalTensorList()) {
+      converted.push_back(tensor.has_value() && IsOpenReg(*tensor)
+                              ? std::optional<at::Tensor>(MetaLike(*tensor))
+                              : tensor);
+    }
+    return converted;
+  }
+  if (value.isDevice() &&
+      value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+    return c10::Device(c10::kMeta);
+  }
+  return value;
+}
+
+TensorSpec SpecOf(const at::Tensor& tensor) {
+  return TensorSpec{tensor.scalar_type(), tensor.sizes().vec(),
+                    tensor.strides().vec()};
+}
+
+std::optional<ResultSpecs> RunMeta(const c10::OperatorHandle& op,
+                                   c10::ArrayRef<c10::IValue> arguments) {
+  torch::jit::Stack stack;
+  stack.reserve(arguments.size());
+  for (const c10::IValue& argument : arguments) stack.push_back(ToMeta(argument));
+  // The meta stand-ins of out= arguments, to read their final geometry.
+  std::vector<at::Tensor> outs;
+  const auto& schema_arguments = op.schema().arguments();
+  for (size_t i = 0; i < schema_arguments.size(); ++i) {
+    if (schema_arguments[i].is_out() && stack[i].isTensor()) {
+      outs.push_back(stack[i].toTensor());
+    }
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &stack);
+  ResultSpecs specs;
+  for (const c10::IValue& result : stack) {
+    if (result.isTensor()) {
+      specs.returns.push_back({SpecOf(result.toTensor())});
+    } else if (result.isTensorList()) {
+      std::vector<TensorSpec> list;
+      for (const at::Tensor& tensor : result.toTensorList()) {
+        list.push_back(SpecOf(tensor));
+      }
+      specs.returns.push_back(std::move(list));
+    } else {
+      return std::nullopt;
+    }
+  }
+  for (const at::Tensor& out : outs) specs.out_arguments.push_back(SpecOf(out));
+  return specs;
+}
+
+class SpecCache {
+ public:
+  // nullopt: not cached. Holds a nullopt spec for ops known to have none.
+  std::optional<std::optional<ResultSpecs>> Find(const std::string& key) {
+    absl::MutexLock lock(&mutex_);
+    auto it = specs_.find(key);
+    if (it == specs_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  void Insert(std::string key, std::optional<ResultSpecs> specs) {
+    absl::MutexLock lock(&mutex_);
+    if (specs_.size() >= kMaxCachedSignatures) specs_.clear();
+    specs_.insert_or_assign(std::move(key), std::move(specs));
+  }
+
+  bool KnownWithoutMeta(const c10::OperatorName& name) {
+    absl::MutexLock lock(&mutex_);
+    return without_meta_.contains(name.name + "." + name.overload_name);
+  }
+
+  void MarkWithoutMeta(const c10::OperatorName& name) {
+    absl::MutexLock lock(&mutex_);
+    without_meta_.insert(name.name + "." + name.overload_name);
+  }
+
+ private:
+  absl::Mutex mutex_;
+  absl::flat_hash_map<std::string, std::optional<ResultSpecs>> specs_
+      ABSL_GUARDED_BY(mutex_);
+  // Ops whose meta kernel is missing: not worth an exception every call.
+  absl::flat_hash_set<std::string> without_meta_ ABSL_GUARDED_BY(mutex_);
+};
+
+SpecCache& Cache() {
+  static auto* cache = new SpecCache();  // never destroyed
+  return *cache;
+}
+
+}  // namespace
+
+std::optional<ResultSpecs> InferResultSpecs(
+    const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
+  const c10::OperatorName& name = op.operator_name();
+  if (Cache().KnownWithoutMeta(name)) return std::nullopt;
+  std::string key = name.name + "." + name.overload_name + "(";
+  bool cacheable = true;
+  for (const c10::IValue& argument : arguments) {
+    if (!AppendSignature(key, argument)) {
+      cacheable = false;
+      break;
+    }
+  }
+  if (cacheable) {
+    if (auto cached = Cache().Find(key)) return *cached;
+  }
+  std::optional<ResultSpecs> specs;
+  try {
+    specs = RunMeta(op, arguments);
+  } catch (const c10::NotImplementedError&) {
+    Cache().MarkWithoutMeta(name);
+    return std::nullopt;
+  } catch (const std::exception&) {
+    // Shapes that depend on data (a Python meta kernel raises a Python
+    // exception for those), or arguments the op rejects: the kernel itself
+    // will run, and raise the user-facing error if there is one.
+    return std::nullopt;
+  }
+  if (cacheable) Cache().Insert(std::move(key), specs);
+  return specs;
+}
+
+}  // namespace openreg

@@ -1,0 +1,46 @@
+// What an op's results will look like, known before the op runs.
+//
+// An asynchronous device must hand the caller its result tensors before the
+// kernel has run, so the core needs their shapes, strides and dtypes up
+// front. ATen's meta kernels compute exactly that. Many meta kernels are
+// Python registrations costing tens to hundreds of microseconds, so results
+// are cached by the op's "signature" (its arguments with every tensor reduced
+// to dtype, sizes and strides): a training loop pays once per distinct call.
+//
+// Thread-safety: the cache has its own mutex; InferResultSpecs may be called
+// from any user thread.
+#ifndef OPENREG_CORE_ATEN_META_SHAPES_H_
+#define OPENREG_CORE_ATEN_META_SHAPES_H_
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+
+#include <optional>
+#include <vector>
+
+namespace openreg {
+
+struct TensorSpec {
+  at::ScalarType dtype;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+};
+
+struct ResultSpecs {
+  // One entry per schema return: a single spec for a Tensor, one per element
+  // for a Tensor[].
+  std::vector<std::vector<TensorSpec>> returns;
+  // The geometry each out= argument has after the op, in argument order.
+  std::vector<TensorSpec> out_arguments;
+};
+
+// Runs the meta kernel of `op` on meta stand-ins for `arguments` (which are
+// the op's arguments as the caller passed them). nullopt when the results
+// cannot be known without running the op: no meta kernel, shapes that depend
+// on data, or returns other than tensors and tensor lists.
+std::optional<ResultSpecs> InferResultSpecs(
+    const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments);
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_ATEN_META_SHAPES_H_

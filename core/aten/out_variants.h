@@ -1,0 +1,24 @@
+// The out= overload of a functional ATen op, so a kernel can write its
+// results straight into outputs allocated before it runs.
+//
+// ATen names out= overloads inconsistently (add.out, sum.IntList_out,
+// max.dim_max, topk.values), so they are found by shape instead: same name,
+// the functional op's arguments first (same names and types), then one
+// written out= argument per tensor (or tensor list) the functional op
+// returns.
+//
+// Thread-safety: lookups are cached under a mutex; call from any thread.
+#ifndef OPENREG_CORE_ATEN_OUT_VARIANTS_H_
+#define OPENREG_CORE_ATEN_OUT_VARIANTS_H_
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <optional>
+
+namespace openreg {
+
+std::optional<c10::OperatorHandle> FindOutVariant(const c10::OperatorHandle& op);
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_ATEN_OUT_VARIANTS_H_

@@ -1,0 +1,221 @@
+#include "core/runtime/stream_work.h"
+
+#include <c10/util/Exception.h>
+
+#include <exception>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/torch_status.h"
+#include "core/runtime/torch_stream.h"
+
+namespace openreg {
+namespace {
+
+struct PendingWork {
+  absl::AnyInvocable<void()> work;
+  std::string op_name;
+  c10::DeviceIndex device;
+  openreg_stream stream;
+};
+
+// Work the driver has run, waiting to be destroyed on a user thread.
+class CompletedWork {
+ public:
+  void Push(PendingWork* work) {
+    absl::MutexLock lock(&mutex_);
+    work_.push_back(work);
+  }
+
+  std::vector<std::unique_ptr<PendingWork>> TakeAll() {
+    std::vector<PendingWork*> taken;
+    {
+      absl::MutexLock lock(&mutex_);
+      taken.swap(work_);
+    }
+    return std::vector<std::unique_ptr<PendingWork>>(taken.begin(),
+                                                     taken.end());
+  }
+
+ private:
+  absl::Mutex mutex_;
+  std::vector<PendingWork*> work_ ABSL_GUARDED_BY(mutex_);
+};
+
+// The first failed kernel of each stream, until a synchronization reports it.
+class FailureLog {
+ public:
+  struct Failure {
+    c10::DeviceIndex device;
+    std::string message;
+    bool out_of_memory = false;
+    int later_failures = 0;
+  };
+
+  void Record(const PendingWork& work, absl::string_view what,
+              bool out_of_memory) {
+    absl::MutexLock lock(&mutex_);
+    auto [it, inserted] = failures_.try_emplace(work.stream);
+    if (inserted) {
+      it->second.device = work.device;
+      it->second.out_of_memory = out_of_memory;
+      it->second.message =
+          absl::StrCat(work.op_name, " failed on openreg:",
+                       static_cast<int>(work.device), ": ", what);
+    } else {
+      ++it->second.later_failures;
+    }
+  }
+
+  // Removes and returns the failures of `stream`, or of every stream of
+  // `device` when `stream` is null.
+  std::vector<Failure> Take(c10::DeviceIndex device, openreg_stream stream) {
+    std::vector<Failure> taken;
+    absl::MutexLock lock(&mutex_);
+    for (auto it = failures_.begin(); it != failures_.end();) {
+      const bool match =
+          stream != nullptr ? it->first == stream : it->second.device == device;
+      if (match) {
+        taken.push_back(std::move(it->second));
+        failures_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+    return taken;
+  }
+
+ private:
+  absl::Mutex mutex_;
+  absl::flat_hash_map<openreg_stream, Failure> failures_ ABSL_GUARDED_BY(mutex_);
+};
+
+CompletedWork& Completed() {
+  static auto* completed = new CompletedWork();  // never destroyed
+  return *completed;
+}
+
+FailureLog& Failures() {
+  static auto* failures = new FailureLog();  // never destroyed
+  return *failures;
+}
+
+// The host function behind every launch. C on the driver's side: nothing may
+// escape it.
+openreg_status RunPendingWork(void* user_data) {
+  auto* pending = static_cast<PendingWork*>(user_data);
+  openreg_status status = OPENREG_SUCCESS;
+  try {
+    pending->work();
+  } catch (const c10::OutOfMemoryError& error) {
+    Failures().Record(*pending, error.what_without_backtrace(),
+                      /*out_of_memory=*/true);
+    status = OPENREG_ERROR_LAUNCH_FAILURE;
+  } catch (const c10::Error& error) {
+    Failures().Record(*pending, error.what_without_backtrace(), false);
+    status = OPENREG_ERROR_LAUNCH_FAILURE;
+  } catch (const std::exception& error) {
+    Failures().Record(*pending, error.what(), false);
+    status = OPENREG_ERROR_LAUNCH_FAILURE;
+  } catch (...) {
+    Failures().Record(*pending, "unknown exception", false);
+    status = OPENREG_ERROR_LAUNCH_FAILURE;
+  }
+  Completed().Push(pending);
+  return status;
+}
+
+// Turns a driver's failed synchronization into the error users see: the
+// kernels' own messages when the core has them, the driver's otherwise.
+void ThrowIfFailed(const absl::Status& status, c10::DeviceIndex device,
+                   openreg_stream stream) {
+  if (status.ok()) return;
+  std::vector<FailureLog::Failure> failures = Failures().Take(device, stream);
+  if (status.code() != absl::StatusCode::kAborted || failures.empty()) {
+    ThrowStatus(status);
+  }
+  std::string message = "openreg: ";
+  for (const FailureLog::Failure& failure : failures) {
+    absl::StrAppend(&message, failure.message);
+    if (failure.later_failures > 0) {
+      absl::StrAppend(&message, " (and ", failure.later_failures,
+                      " later failures on the same stream)");
+    }
+    absl::StrAppend(&message, "\n");
+  }
+  absl::StrAppend(&message,
+                  "The error is reported at the first synchronization after "
+                  "the failing op was enqueued; results of work after it on "
+                  "that stream are unreliable. The device remains usable.");
+  // Running out of device memory inside a kernel is still an out-of-memory
+  // error, so `except torch.OutOfMemoryError` keeps working.
+  TORCH_CHECK_WITH(OutOfMemoryError, !failures.front().out_of_memory, message);
+  TORCH_CHECK(false, message);
+}
+
+}  // namespace
+
+void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
+                 absl::string_view op_name, absl::AnyInvocable<void()> work) {
+  ReleaseCompletedWork();
+  const Driver& driver = RuntimeForDevice(device).driver();
+  auto pending = std::make_unique<PendingWork>(
+      PendingWork{std::move(work), std::string(op_name), device, stream});
+  PendingWork* raw = pending.get();
+  const absl::Status status =
+      driver.LaunchHostFunc(stream, &RunPendingWork, raw);
+  if (status.ok() || status.code() == absl::StatusCode::kAborted) {
+    // The driver owns the work until RunPendingWork hands it back (a
+    // synchronous driver has already run it, even if it failed).
+    pending.release();
+  }
+  ThrowIfFailed(status, device, stream);
+}
+
+void EnqueueOnCurrentStream(c10::DeviceIndex device, absl::string_view op_name,
+                            absl::AnyInvocable<void()> work) {
+  EnqueueWork(device, CurrentDriverStream(device), op_name, std::move(work));
+}
+
+void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
+                               absl::string_view op_name,
+                               absl::FunctionRef<void()> work) {
+  const openreg_stream stream = CurrentDriverStream(device);
+  // `work` refers to the caller's frame, which outlives it: we wait below.
+  EnqueueWork(device, stream, op_name, [work] { work(); });
+  SynchronizeStream(device, stream);
+}
+
+void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
+  const absl::Status status =
+      RuntimeForDevice(device).driver().StreamSynchronize(stream);
+  ReleaseCompletedWork();
+  ThrowIfFailed(status, device, stream);
+}
+
+bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
+  absl::StatusOr<bool> ready =
+      RuntimeForDevice(device).driver().StreamQuery(stream);
+  ReleaseCompletedWork();
+  ThrowIfFailed(ready.status(), device, stream);
+  return *ready;
+}
+
+void SynchronizeDevice(c10::DeviceIndex device) {
+  const absl::Status status =
+      RuntimeForDevice(device).driver().DeviceSynchronize(device);
+  ReleaseCompletedWork();
+  ThrowIfFailed(status, device, /*stream=*/nullptr);
+}
+
+void ReleaseCompletedWork() {
+  // Destroyed here, outside the lock: destructors may free device memory.
+  Completed().TakeAll();
+}
+
+}  // namespace openreg

@@ -1,0 +1,71 @@
+// Note [Asynchronous execution]
+//
+// All work reaches a device as a host function launched on a stream, the
+// driver's one execution primitive. The core wraps each piece of work in a
+// heap object that owns everything the work touches (the tensors and storages
+// it reads and writes), so memory cannot be freed and handed out again before
+// the work has run, even when Python drops its tensors right after
+// enqueueing. Once the driver has run the work, the object comes back to the
+// core and is destroyed later, on a user thread, the next time any thread
+// enqueues work or synchronizes: destroying tensors may free device memory or
+// touch Python objects, which must not happen on a driver's thread.
+//
+// A kernel that throws fails its launch. The driver keeps the failure sticky
+// on its stream and the core keeps the kernel's message; the next
+// synchronization point of that stream (stream or device synchronize, a
+// blocking copy to the host, a scalar read) raises a RuntimeError naming the
+// op and its message, once. The stream and device stay usable. A synchronous
+// driver reports the failure from the launch itself, so there the op raises
+// at once, with the same error.
+//
+// Thread-safety: every function may be called from any user thread. The
+// completed-work list and the failure log have their own mutexes; work runs
+// on whatever thread the driver chooses.
+#ifndef OPENREG_CORE_RUNTIME_STREAM_WORK_H_
+#define OPENREG_CORE_RUNTIME_STREAM_WORK_H_
+
+#include <c10/core/Device.h>
+
+#include <string>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/strings/string_view.h"
+#include "core/driver/openreg_driver.h"
+
+namespace openreg {
+
+// Enqueues `work` on `stream` (of `device`) and returns without waiting for
+// it on an asynchronous driver. Everything `work` captures is kept alive
+// until it has run. `op_name` names the work in error messages.
+void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
+                 absl::string_view op_name, absl::AnyInvocable<void()> work);
+
+// EnqueueWork on the calling thread's current stream of `device`.
+void EnqueueOnCurrentStream(c10::DeviceIndex device, absl::string_view op_name,
+                            absl::AnyInvocable<void()> work);
+
+// Runs `work` on the current stream of `device` and waits for it: for work
+// whose results the calling thread needs at once (ops whose output shapes
+// depend on data). Raises the failure of any work on that stream.
+void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
+                               absl::string_view op_name,
+                               absl::FunctionRef<void()> work);
+
+// Blocks until all work enqueued on `stream` so far has run; raises the
+// failure of any of it.
+void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream);
+
+// Whether all work enqueued on `stream` has run; raises a failure.
+bool QueryStream(c10::DeviceIndex device, openreg_stream stream);
+
+// Blocks until all work on every stream of `device` has run; raises the
+// failures of any of it.
+void SynchronizeDevice(c10::DeviceIndex device);
+
+// Destroys the work objects the driver has finished with.
+void ReleaseCompletedWork();
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_RUNTIME_STREAM_WORK_H_
