@@ -298,13 +298,28 @@ class FallbackCall {
         [launch = std::move(launch), device]() { RunKernel(*launch, device); });
   }
 
+  // Whether some out= argument may need resizing. One that is also an input
+  // (out=self: how ATen runs every structured in-place op) never does.
+  bool HasOutArgumentsToSize(c10::ArrayRef<c10::IValue> arguments) const {
+    const auto& schema_arguments = op_.schema().arguments();
+    for (size_t i = 0; i < schema_arguments.size(); ++i) {
+      if (!schema_arguments[i].is_out()) continue;
+      if (!arguments[i].isTensor()) return true;
+      const at::Tensor& out = arguments[i].toTensor();
+      bool is_input = false;
+      for (size_t j = 0; j < schema_arguments.size() && !is_input; ++j) {
+        is_input = !schema_arguments[j].is_out() && arguments[j].isTensor() &&
+                   arguments[j].toTensor().is_same(out);
+      }
+      if (!is_input) return true;
+    }
+    return false;
+  }
+
   // In-place and out= ops: the results are the written arguments.
   bool EnqueueWritingArguments(c10::ArrayRef<c10::IValue> arguments) {
     const c10::FunctionSchema& schema = op_.schema();
-    const bool has_out_arguments =
-        std::any_of(schema.arguments().begin(), schema.arguments().end(),
-                    [](const c10::Argument& a) { return a.is_out(); });
-    if (has_out_arguments) {
+    if (HasOutArgumentsToSize(arguments)) {
       // out= arguments of the wrong shape are resized here, before the
       // kernel runs, so the kernel never has to.
       std::optional<ResultSpecs> specs = InferResultSpecs(op_, arguments);

@@ -39,11 +39,12 @@ bool AppendSignature(std::string& key, const c10::IValue& value) {
       return true;
     }
     absl::StrAppend(&key, "T", static_cast<int>(tensor.scalar_type()), ":",
-                    static_cast<int>(tensor.device().type()), ":");
+                    static_cast<int>(tensor.device().type()), ":",
+                    // Type promotion treats Python numbers apart.
+                    tensor.unsafeGetTensorImpl()->is_wrapped_number(), ":");
     AppendInts(key, tensor.sizes());
     AppendInts(key, tensor.strides());
-    // A CPU scalar's value can matter (e.g. to type promotion): skip caching.
-    return IsOpenReg(tensor);
+    return true;
   }
   if (value.isNone()) {
     key.append("N|");
