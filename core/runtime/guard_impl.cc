@@ -11,6 +11,14 @@ namespace {
 
 openreg_event AsEvent(void* event) { return static_cast<openreg_event>(event); }
 
+// A device without an index ("openreg") means the current device, as
+// torch.Stream(device="openreg") expects.
+c10::DeviceIndex IndexOf(c10::Device device) {
+  return device.has_index()
+             ? device.index()
+             : static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
+}
+
 c10::Stream MakeStream(c10::DeviceIndex device, int64_t id) {
   return c10::Stream(c10::Stream::UNSAFE,
                      c10::Device(GuardImpl::kDeviceType, device), id);
@@ -49,29 +57,32 @@ c10::DeviceIndex GuardImpl::deviceCount() const noexcept {
 }
 
 c10::Stream GuardImpl::getStream(c10::Device device) const {
-  return CurrentStream(device.index());
+  return CurrentStream(IndexOf(device));
 }
 
 c10::Stream GuardImpl::getDefaultStream(c10::Device device) const {
-  RuntimeForDevice(device.index());
-  return MakeStream(device.index(), kDefaultStreamId);
+  const c10::DeviceIndex index = IndexOf(device);
+  RuntimeForDevice(index);
+  return MakeStream(index, kDefaultStreamId);
 }
 
 c10::Stream GuardImpl::getStreamFromGlobalPool(c10::Device device,
                                                bool is_high_priority) const {
-  Runtime& runtime = RuntimeForDevice(device.index());
+  const c10::DeviceIndex index = IndexOf(device);
+  Runtime& runtime = RuntimeForDevice(index);
   const DeviceProperties properties =
-      ValueOrThrow(runtime.driver().GetDeviceProperties(device.index()));
-  return getNewStream(device, is_high_priority
-                                  ? properties.greatest_stream_priority
-                                  : properties.least_stream_priority);
+      ValueOrThrow(runtime.driver().GetDeviceProperties(index));
+  return getNewStream(
+      c10::Device(kDeviceType, index),
+      is_high_priority ? properties.greatest_stream_priority
+                       : properties.least_stream_priority);
 }
 
 c10::Stream GuardImpl::getNewStream(c10::Device device, int priority) const {
-  Runtime& runtime = RuntimeForDevice(device.index());
-  const int64_t id =
-      ValueOrThrow(runtime.streams().Create(device.index(), priority));
-  return MakeStream(device.index(), id);
+  const c10::DeviceIndex index = IndexOf(device);
+  Runtime& runtime = RuntimeForDevice(index);
+  const int64_t id = ValueOrThrow(runtime.streams().Create(index, priority));
+  return MakeStream(index, id);
 }
 
 c10::Stream GuardImpl::exchangeStream(c10::Stream stream) const {

@@ -167,3 +167,12 @@ def test_module_methods_are_generated():
     assert module.weight.is_openreg
     storage = torch.ones(2, device="openreg").untyped_storage()
     assert storage.is_openreg
+
+
+def test_stream_without_an_index_is_on_the_current_device():
+    with torch.openreg.device(1):
+        stream = torch.Stream(device="openreg")
+    assert stream.device == torch.device("openreg:1")
+    assert stream != torch.Stream(device="openreg:1")
+    with stream:
+        assert torch.accelerator.current_stream(1) == stream

@@ -1,0 +1,148 @@
+"""Asynchronous execution (Note [Asynchronous execution] in core/runtime/stream_work.h).
+
+What must hold on every driver, and what only a truly asynchronous driver
+(threaded_sim) shows. Timing assertions are loose ratios measured in the same
+test, never absolute times.
+"""
+
+import os
+import time
+
+import pytest
+import torch
+
+from openreg_testing import assert_same, run_python
+
+DRIVER = os.environ["OPENREG_DRIVER"]
+needs_async_driver = pytest.mark.skipif(
+    DRIVER == "cpu_sim", reason="cpu_sim runs every op to completion before returning"
+)
+
+
+@needs_async_driver
+def test_enqueueing_is_much_faster_than_executing():
+    a = torch.randn(1024, 1024, device="openreg")
+    torch.openreg.synchronize()
+    start = time.perf_counter()
+    results = [a @ a for _ in range(8)]
+    enqueued = time.perf_counter() - start
+    torch.openreg.synchronize()
+    executed = time.perf_counter() - start
+    assert enqueued < 0.25 * executed, (enqueued, executed)
+    assert_same(results[-1], a.cpu() @ a.cpu(), rtol=1e-4, atol=1e-3)
+
+
+@needs_async_driver
+def test_two_streams_overlap():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one core per kernel, so two streams can use both
+    try:
+        a = torch.randn(512, 512, device="openreg")
+        streams = [torch.Stream(device="openreg") for _ in range(2)]
+
+        def run(stream_count):
+            outputs = []
+            torch.openreg.synchronize()
+            start = time.perf_counter()
+            for i in range(12):
+                with streams[i % stream_count]:
+                    outputs.append(a @ a)
+            torch.openreg.synchronize()
+            return time.perf_counter() - start
+
+        run(2)  # warm-up
+        one = min(run(1) for _ in range(3))
+        two = min(run(2) for _ in range(3))
+    finally:
+        torch.set_num_threads(threads)
+    assert two < 0.85 * one, (one, two)
+
+
+def test_work_on_a_stream_sees_earlier_work_on_it():
+    stream = torch.Stream(device="openreg")
+    x = torch.zeros(1000, device="openreg")
+    with stream:
+        for _ in range(20):
+            x.add_(1)
+        total = x.sum()
+    assert total.item() == 20000
+
+
+def test_tensor_dropped_right_after_enqueue_is_not_reused_early():
+    # Each temporary is freed by Python while the work that reads it may still
+    # be queued; its memory must not be handed out before that work ran.
+    results = []
+    for i in range(50):
+        results.append((torch.full((10_000,), float(i), device="openreg") * 2).sum())
+    assert [r.item() for r in results] == [20_000.0 * i for i in range(50)]
+
+
+MISSING_SYNC = """
+import torch
+producer = torch.Stream(device="openreg")
+consumer = torch.Stream(device="openreg")
+wrong = 0
+for trial in range(5):
+    x = torch.zeros(100_000, device="openreg")
+    torch.openreg.synchronize()
+    with producer:
+        for _ in range(10):
+            x.add_(1)
+    with consumer:
+        {wait}
+        total = x.sum()
+    torch.openreg.synchronize()
+    wrong += int(total.item() != 1_000_000)
+print(wrong)
+"""
+
+
+@needs_async_driver
+def test_adversarial_mode_exposes_a_missing_synchronization():
+    env = {"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=7"}
+    missing = run_python(MISSING_SYNC.format(wait="pass"), env=env)
+    synchronized = run_python(MISSING_SYNC.format(wait="consumer.wait_stream(producer)"), env=env)
+    assert missing.returncode == 0, missing.stderr
+    assert synchronized.returncode == 0, synchronized.stderr
+    assert int(missing.stdout) >= 4, "the missing wait_stream went unnoticed"
+    assert int(synchronized.stdout) == 0
+
+
+TRAINING = """
+import hashlib, torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Linear(16, 32, device="openreg"), torch.nn.ReLU(), torch.nn.Dropout(0.3),
+    torch.nn.Linear(32, 4, device="openreg"))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(64, 16, device="openreg")
+y = torch.randint(0, 4, (64,), device="openreg")
+for _ in range(3):
+    optimizer.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+print(hashlib.sha256(b"".join(p.detach().cpu().numpy().tobytes() for p in model.parameters())).hexdigest())
+"""
+
+
+def test_training_with_dropout_is_bitwise_identical_on_every_driver():
+    digests = {}
+    for driver, options in (("cpu_sim", ""), (DRIVER, ""), (DRIVER, "adversarial=1,adversarial_seed=3")):
+        if driver == "cpu_sim" and options:
+            continue
+        env = {"OPENREG_DRIVER": driver}
+        if options:
+            env["OPENREG_DRIVER_OPTIONS"] = options
+        result = run_python(TRAINING, env=env)
+        assert result.returncode == 0, result.stderr
+        digests[(driver, options)] = result.stdout.strip()
+    assert len(set(digests.values())) == 1, digests
+
+
+def test_failing_kernel_is_reported_once_at_synchronization_and_the_device_recovers():
+    index = torch.tensor([7], device="openreg")
+    with pytest.raises(RuntimeError, match=r"failed on openreg:0: index 7 is out of bounds"):
+        torch.arange(3, device="openreg")[index]
+        torch.openreg.synchronize()
+    torch.openreg.synchronize()  # reported once
+    assert (torch.ones(4, device="openreg") * 3).sum().item() == 12.0
