@@ -3,9 +3,27 @@ load("@rules_cc//cc:defs.bzl", "cc_library")
 
 package(default_visibility = ["//visibility:public"])
 
-# Every abseil shared library, linked only where a symbol is used.
+# abseil. Normally Debian's shared libraries; under --config=tsan
+# (--define=openreg_absl=source) abseil compiled from Debian's source package
+# with the build's flags, so ThreadSanitizer sees absl::Mutex (see
+# //third_party:absl_source.bzl). Bazel fetches @absl_source only when this
+# select picks it.
+config_setting(
+    name = "absl_from_source",
+    define_values = {"openreg_absl": "source"},
+)
+
 cc_library(
     name = "absl",
+    deps = select({
+        ":absl_from_source": ["@absl_source//:absl"],
+        "//conditions:default": [":absl_system"],
+    }),
+)
+
+# Every abseil shared library, linked only where a symbol is used.
+cc_library(
+    name = "absl_system",
     linkopts = %{absl_linkopts},
 )
 

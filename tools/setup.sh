@@ -6,13 +6,17 @@
 #      torch==2.13.0, numpy and pytest;
 #   3. .bazelrc.local: Bazel caches outside the clone, so fresh clones reuse
 #      earlier builds;
-#   4. `pip install .` of the project (it builds through Bazel), redone only
+#   4. only with --with-tsan: abseil's Debian source package, unpacked into
+#      $HOME/.cache/openreg/abseil-src, which `bazel test --config=tsan`
+#      compiles with -fsanitize=thread (Debian's libabsl is not instrumented);
+#   5. `pip install .` of the project (it builds through Bazel), redone only
 #      when a source file changed since the last install.
 # Every step checks before it acts: when everything is in place this takes a
 # fraction of a second and prints one line. Safe to run from any directory.
 #
-# Usage: bash tools/setup.sh [--force]
-#   --force   reinstall the project even if no source file changed.
+# Usage: bash tools/setup.sh [--force] [--with-tsan]
+#   --force       reinstall the project even if no source file changed.
+#   --with-tsan   also fetch the abseil sources --config=tsan builds from.
 set -euo pipefail
 
 readonly TORCH_VERSION="2.13.0"
@@ -38,11 +42,13 @@ step() {
 }
 
 force=0
+with_tsan=0
 for arg in "$@"; do
   case "${arg}" in
     --force) force=1 ;;
+    --with-tsan) with_tsan=1 ;;
     -h | --help) usage; exit 0 ;;
-    *) die "unknown argument '${arg}'." "Usage: bash tools/setup.sh [--force]" ;;
+    *) die "unknown argument '${arg}'." "Usage: bash tools/setup.sh [--force] [--with-tsan]" ;;
   esac
 done
 
@@ -58,6 +64,9 @@ case "${venv}" in
 esac
 venv_python="${venv}/bin/python"
 bazel_cache="${HOME}/.cache/openreg/bazel"
+# Where --with-tsan unpacks abseil's sources; third_party/absl_source.bzl reads
+# the same path.
+absl_src="${HOME}/.cache/openreg/abseil-src"
 source_stamp="${venv}/.openreg-source-stamp"
 
 # Runs a command as root: directly when we are root, through sudo otherwise
@@ -154,7 +163,130 @@ if [[ ! -f .bazelrc.local || "$(<.bazelrc.local)" != "${bazelrc_local}" ]]; then
   did_something=1
 fi
 
-# --- 4. The project itself -----------------------------------------------------
+# --- 4. abseil's sources, for --config=tsan (only with --with-tsan) ----------
+# ThreadSanitizer only sees absl::Mutex being taken when abseil itself is
+# compiled with -fsanitize=thread, and Debian ships it uninstrumented. Under
+# --config=tsan, Bazel compiles abseil from Debian's source package of exactly
+# the installed libabsl-dev version (so the headers match what
+# third_party/absl_source.bzl builds), unpacked outside the clone.
+absl_src_version() {  # the Debian version of the unpacked sources, if any
+  local first_line
+  first_line="$(head -n 1 "${absl_src}/debian/changelog" 2>/dev/null)" || return 0
+  first_line="${first_line#*(}"
+  printf '%s\n' "${first_line%%)*}"
+}
+
+# The deb-src counterpart of one apt source entry, given as apt's
+# "Sourcesentry" (FILE:N: the Nth stanza of a deb822 .sources file, or line N of
+# a one-line-style list): the same archive, suites, components and keyring.
+deb_src_entry() {
+  local file="${1%:*}" n="${1##*:}"
+  case "${file}" in
+    *.sources)
+      awk -v n="${n}" 'BEGIN { RS = ""; FS = "\n" }
+        /(^|\n)[Tt]ypes:/ && ++k == n {
+          for (i = 1; i <= NF; i++) {
+            if ($i ~ /^[ \t]*#/) continue
+            print ($i ~ /^[Tt]ypes:/ ? "Types: deb-src" : $i)
+          }
+          print ""
+        }' "${file}" ;;
+    *) sed -n "${n}p" "${file}" | sed -E 's/^[[:space:]]*deb[[:space:]]/deb-src /' ;;
+  esac
+}
+
+source_offered() {  # source package, version
+  apt-cache showsrc --only-source "$1" 2>/dev/null | grep -qxF "Version: $2"
+}
+
+# When no configured deb-src entry offers abseil's source package at the
+# installed libabsl-dev version (after an apt-get update, in case the lists are
+# old), adds the deb-src counterparts of the entries that libabsl-dev came
+# from, in files of their own.
+ensure_deb_src() {
+  local source_package="$1" version="$2"
+  if source_offered "${source_package}" "${version}"; then
+    return 0
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update \
+    || die "apt-get update failed (see above)." \
+           "Check that the Debian package mirrors are reachable and that you may use apt (root or sudo)."
+  if source_offered "${source_package}" "${version}"; then
+    return 0
+  fi
+  local -a origins
+  # apt-cache madison: "libabsl-dev | VERSION | URI SUITE/COMPONENT ARCH Packages";
+  # the last part is what apt-get indextargets calls the index's description.
+  mapfile -t origins < <(
+    apt-get indextargets --format '$(DESCRIPTION)|$(SOURCESENTRY)' 'Created-By: Packages' \
+      | awk -F'|' -v v="${version}" '
+          NR == FNR { gsub(/^ +| +$/, "", $2); gsub(/^ +| +$/, "", $3); if ($2 == v) want[$3] = 1; next }
+          ($1 in want) { print $2 }' <(apt-cache madison libabsl-dev) - \
+      | sort -u)
+  ((${#origins[@]} > 0)) \
+    || die "no configured Debian archive offers libabsl-dev ${version} (apt-cache madison libabsl-dev)." \
+           "Upgrade it (apt-get update && apt-get install libabsl-dev), then run tools/setup.sh --with-tsan again."
+  local origin deb822="" one_line="" header
+  for origin in "${origins[@]}"; do
+    case "${origin%:*}" in
+      *.sources) deb822+="$(deb_src_entry "${origin}")"$'\n\n' ;;
+      *) one_line+="$(deb_src_entry "${origin}")"$'\n' ;;
+    esac
+  done
+  header="# Written by openreg's tools/setup.sh --with-tsan: the sources of abseil (libabsl-dev), which
+# bazel test --config=tsan compiles with -fsanitize=thread. Mirrors the deb entries libabsl-dev comes from."
+  local -a written=()
+  if [[ -n "${deb822}" ]]; then
+    printf '%s\n%s' "${header}" "${deb822%$'\n'}" | as_root tee /etc/apt/sources.list.d/openreg-deb-src.sources >/dev/null
+    written+=(/etc/apt/sources.list.d/openreg-deb-src.sources)
+  fi
+  if [[ -n "${one_line}" ]]; then
+    printf '%s\n%s' "${header}" "${one_line}" | as_root tee /etc/apt/sources.list.d/openreg-deb-src.list >/dev/null
+    written+=(/etc/apt/sources.list.d/openreg-deb-src.list)
+  fi
+  step "Added deb-src entries for ${source_package}: ${written[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update \
+    || die "apt-get update failed after adding ${written[*]} (see above)." \
+           "Fix or remove them, then run tools/setup.sh --with-tsan again."
+  source_offered "${source_package}" "${version}" \
+    || die "${source_package} ${version} is not offered by the deb-src entries in ${written[*]}." \
+           "Compare them with your deb entries (apt-cache policy libabsl-dev), then run tools/setup.sh --with-tsan again."
+}
+
+if ((with_tsan)); then
+  absl_version="$(dpkg-query -W -f='${Version}' libabsl-dev)"
+  if [[ "$(absl_src_version)" != "${absl_version}" ]]; then
+    absl_source_package="$(dpkg-query -W -f='${source:Package}' libabsl-dev)"
+    mapfile -t missing < <(missing_apt_packages dpkg-dev)  # dpkg-source unpacks it
+    if ((${#missing[@]} > 0)); then
+      apt_install "${missing[@]}"
+    fi
+    ensure_deb_src "${absl_source_package}" "${absl_version}"
+    step "Fetching ${absl_source_package} ${absl_version} (Debian source package) into ${absl_src}"
+    mkdir -p "$(dirname "${absl_src}")"
+    download_dir="$(mktemp -d "${absl_src}.download.XXXXXX")"
+    # apt-get source unpacks (and patches) into <package>-<upstream version>/.
+    # As root, download as root: apt's _apt user may not write into the
+    # private download directory (apt would fall back to root with a warning).
+    apt_source_options=()
+    if ((EUID == 0)); then apt_source_options=(-o APT::Sandbox::User=root); fi
+    (cd "${download_dir}" && apt-get "${apt_source_options[@]}" source --only-source "${absl_source_package}=${absl_version}") \
+      || { rm -rf "${download_dir}"; die "apt-get source ${absl_source_package}=${absl_version} failed (see above)." \
+             "Check that the Debian archive is reachable, then run tools/setup.sh --with-tsan again."; }
+    unpacked="$(find "${download_dir}" -mindepth 3 -maxdepth 3 -path '*/debian/changelog' -printf '%h\n' -quit)"
+    unpacked="${unpacked%/debian}"
+    [[ -n "${unpacked}" && -f "${unpacked}/absl/base/options.h" ]] \
+      || { rm -rf "${download_dir}"; die "apt-get source left no abseil source tree in ${download_dir}."; }
+    rm -rf "${absl_src}"
+    mv "${unpacked}" "${absl_src}"
+    rm -rf "${download_dir}"
+    [[ "$(absl_src_version)" == "${absl_version}" ]] \
+      || die "the unpacked sources in ${absl_src} are version '$(absl_src_version)', not ${absl_version}."
+    did_something=1
+  fi
+fi
+
+# --- 5. The project itself -----------------------------------------------------
 # A hash of every file git tracks or would track (path and contents), plus the
 # torch version the binaries are built against. Falls back to walking the tree
 # when this is not a git checkout.
