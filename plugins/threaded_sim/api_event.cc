@@ -1,0 +1,163 @@
+#include <chrono>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "plugins/threaded_sim/api.h"
+#include "plugins/threaded_sim/driver_state.h"
+#include "plugins/threaded_sim/error.h"
+#include "plugins/threaded_sim/event.h"
+#include "plugins/threaded_sim/global_state.h"
+#include "plugins/threaded_sim/handle_registry.h"
+#include "plugins/threaded_sim/stream.h"
+#include "plugins/threaded_sim/work_item.h"
+
+namespace openreg::threaded_sim {
+namespace {
+
+constexpr uint32_t kKnownEventFlags = OPENREG_EVENT_ENABLE_TIMING;
+
+// Why `event` cannot be used for timing: INVALID_ARGUMENT for a non-timing
+// or never recorded event, NOT_READY while its latest record has not
+// completed. `role` is "start" or "end", its parameter name.
+openreg_status CheckTimeable(const Event& event, const Event::LatestRecord& latest,
+                             const char* role) {
+  constexpr const char* kFunction = "event_elapsed_time";
+  if (!event.timing()) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: %s event %p was created without "
+                                "OPENREG_EVENT_ENABLE_TIMING; create it with "
+                                "that flag to time it",
+                                kFunction, role, event.handle()));
+  }
+  if (latest.version == 0) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: %s event %p was never recorded; call "
+                                "event_record on it first",
+                                kFunction, role, event.handle()));
+  }
+  if (latest.complete && !latest.completed_at.has_value()) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: the latest event_record of %s event %p "
+                                "failed, so it has no timestamp; record it "
+                                "again",
+                                kFunction, role, event.handle()));
+  }
+  return OPENREG_SUCCESS;
+}
+
+}  // namespace
+
+openreg_status EventCreate(int32_t device, uint32_t flags,
+                           openreg_event* event) {
+  constexpr const char* kFunction = "event_create";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(event, kFunction, "event"));
+  if ((flags & ~kKnownEventFlags) != 0) {
+    return Fail(OPENREG_ERROR_NOT_SUPPORTED,
+                absl::StrFormat("%s: flags 0x%x contain bits 0x%x that "
+                                "threaded_sim does not support; the only "
+                                "supported flag is OPENREG_EVENT_ENABLE_TIMING "
+                                "(0x%x)",
+                                kFunction, flags, flags & ~kKnownEventFlags,
+                                kKnownEventFlags));
+  }
+  const openreg_event handle = NewHandle<openreg_event>();
+  state->events().Insert(handle,
+                         std::make_shared<Event>(handle, device, flags));
+  *event = handle;
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventDestroy(openreg_event event) {
+  constexpr const char* kFunction = "event_destroy";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  // Queued markers and waits keep their own reference to the event.
+  if (state->events().Remove(event) == nullptr) {
+    return DriverState::NotLiveEvent(event, kFunction);
+  }
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventRecord(openreg_event event, openreg_stream stream) {
+  constexpr const char* kFunction = "event_record";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Stream> target;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  std::shared_ptr<Event> recorded;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &recorded));
+  if (recorded->device() != target->device()) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: event %p belongs to device %d but the "
+                                "stream belongs to device %d; record an event "
+                                "on a stream of its own device",
+                                kFunction, event, recorded->device(),
+                                target->device()));
+  }
+  // See Note [Event versions].
+  const uint64_t version = recorded->BeginRecord();
+  const openreg_status status = target->Enqueue(
+      WorkItem::EventMarker(recorded, version), kFunction, nullptr);
+  if (status != OPENREG_SUCCESS) recorded->AbandonRecord(version);
+  return status;
+}
+
+openreg_status EventQuery(openreg_event event) {
+  constexpr const char* kFunction = "event_query";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Event> queried;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &queried));
+  return queried->IsComplete(queried->LatestVersion())
+             ? OPENREG_SUCCESS
+             : OPENREG_ERROR_NOT_READY;
+}
+
+openreg_status EventSynchronize(openreg_event event) {
+  constexpr const char* kFunction = "event_synchronize";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Event> awaited;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
+  if (!awaited->AwaitVersion(awaited->LatestVersion())) {
+    return Fail(OPENREG_ERROR_NOT_INITIALIZED,
+                absl::StrFormat("%s: the driver was shut down before the "
+                                "latest record of event %p completed",
+                                kFunction, event));
+  }
+  return OPENREG_SUCCESS;
+}
+
+openreg_status EventElapsedTime(openreg_event start, openreg_event end,
+                                float* milliseconds) {
+  constexpr const char* kFunction = "event_elapsed_time";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  THREADED_SIM_RETURN_IF_ERROR(
+      RequireNonNull(milliseconds, kFunction, "milliseconds"));
+  std::shared_ptr<Event> start_event;
+  std::shared_ptr<Event> end_event;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(start, kFunction, &start_event));
+  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(end, kFunction, &end_event));
+  const Event::LatestRecord start_record = start_event->Latest();
+  const Event::LatestRecord end_record = end_event->Latest();
+  THREADED_SIM_RETURN_IF_ERROR(
+      CheckTimeable(*start_event, start_record, "start"));
+  THREADED_SIM_RETURN_IF_ERROR(CheckTimeable(*end_event, end_record, "end"));
+  if (!start_record.complete || !end_record.complete) {
+    return Fail(OPENREG_ERROR_NOT_READY,
+                absl::StrFormat("%s: the latest record of the %s event has "
+                                "not completed yet; synchronize it first",
+                                kFunction,
+                                start_record.complete ? "end" : "start"));
+  }
+  *milliseconds = std::chrono::duration<float, std::milli>(
+                      *end_record.completed_at - *start_record.completed_at)
+                      .count();
+  return OPENREG_SUCCESS;
+}
+
+}  // namespace openreg::threaded_sim

@@ -1,0 +1,104 @@
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "plugins/threaded_sim/api.h"
+#include "plugins/threaded_sim/driver_state.h"
+#include "plugins/threaded_sim/error.h"
+#include "plugins/threaded_sim/event.h"
+#include "plugins/threaded_sim/global_state.h"
+#include "plugins/threaded_sim/handle_registry.h"
+#include "plugins/threaded_sim/stream.h"
+#include "plugins/threaded_sim/work_item.h"
+
+namespace openreg::threaded_sim {
+
+openreg_status StreamCreate(int32_t device, int32_t priority,
+                            openreg_stream* stream) {
+  constexpr const char* kFunction = "stream_create";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(stream, kFunction, "stream"));
+  if (priority < kGreatestStreamPriority || priority > kLeastStreamPriority) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: priority %d is outside the valid range "
+                                "[%d, %d] of device %d (lower is higher "
+                                "priority, %d is the default)",
+                                kFunction, priority, kGreatestStreamPriority,
+                                kLeastStreamPriority, device,
+                                kLeastStreamPriority));
+  }
+  const openreg_stream handle = NewHandle<openreg_stream>();
+  state->streams().Insert(handle,
+                          state->device(device).CreateStream(handle, priority));
+  *stream = handle;
+  return OPENREG_SUCCESS;
+}
+
+openreg_status StreamDestroy(openreg_stream stream) {
+  constexpr const char* kFunction = "stream_destroy";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  const std::shared_ptr<Stream> removed = state->streams().Remove(stream);
+  if (removed == nullptr) return DriverState::NotLiveStream(stream, kFunction);
+  // Does not block: the device keeps the stream until its work has run.
+  state->device(removed->device()).DestroyStream(*removed);
+  return OPENREG_SUCCESS;
+}
+
+openreg_status StreamQuery(openreg_stream stream) {
+  constexpr const char* kFunction = "stream_query";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Stream> target;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  return target->Query(kFunction);
+}
+
+openreg_status StreamSynchronize(openreg_stream stream) {
+  constexpr const char* kFunction = "stream_synchronize";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Stream> target;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  return target->Synchronize(kFunction);
+}
+
+// See Note [Event versions]: the wait is for the record that is latest now.
+openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
+  constexpr const char* kFunction = "stream_wait_event";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Stream> target;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  std::shared_ptr<Event> awaited;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
+  const uint64_t version = awaited->LatestVersion();
+  // Nothing to wait for: never recorded, or that record already completed.
+  if (awaited->IsComplete(version)) return OPENREG_SUCCESS;
+  return target->Enqueue(WorkItem::EventWait(std::move(awaited), version),
+                         kFunction, nullptr);
+}
+
+openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
+                              void* user_data) {
+  constexpr const char* kFunction = "launch_host_func";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Stream> target;
+  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  if (fn == nullptr) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: argument 'fn' is NULL; pass the host "
+                                "function to run",
+                                kFunction));
+  }
+  // A failure it returns becomes the stream's sticky failure
+  // (Note [Sticky failures]).
+  return target->Enqueue(
+      WorkItem::Compute("host function",
+                        [fn, user_data] { return fn(user_data); }),
+      kFunction, nullptr);
+}
+
+}  // namespace openreg::threaded_sim

@@ -1,0 +1,58 @@
+#include "plugins/threaded_sim/error.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace openreg::threaded_sim {
+namespace {
+
+std::string& ThreadLastError() {
+  thread_local std::string message;
+  return message;
+}
+
+}  // namespace
+
+openreg_status Fail(openreg_status status, const std::string& message) {
+  ThreadLastError() = absl::StrCat("threaded_sim: ", message);
+  return status;
+}
+
+const char* LastErrorMessage() { return ThreadLastError().c_str(); }
+
+const char* StatusName(openreg_status status) {
+  switch (status) {
+    case OPENREG_SUCCESS:
+      return "OPENREG_SUCCESS";
+    case OPENREG_ERROR_INVALID_ARGUMENT:
+      return "OPENREG_ERROR_INVALID_ARGUMENT";
+    case OPENREG_ERROR_INVALID_DEVICE:
+      return "OPENREG_ERROR_INVALID_DEVICE";
+    case OPENREG_ERROR_OUT_OF_MEMORY:
+      return "OPENREG_ERROR_OUT_OF_MEMORY";
+    case OPENREG_ERROR_NOT_READY:
+      return "OPENREG_ERROR_NOT_READY";
+    case OPENREG_ERROR_NOT_SUPPORTED:
+      return "OPENREG_ERROR_NOT_SUPPORTED";
+    case OPENREG_ERROR_LAUNCH_FAILURE:
+      return "OPENREG_ERROR_LAUNCH_FAILURE";
+    case OPENREG_ERROR_DEVICE_LOST:
+      return "OPENREG_ERROR_DEVICE_LOST";
+    case OPENREG_ERROR_INTERNAL:
+      return "OPENREG_ERROR_INTERNAL";
+    case OPENREG_ERROR_NOT_INITIALIZED:
+      return "OPENREG_ERROR_NOT_INITIALIZED";
+  }
+  return "unknown openreg_status";
+}
+
+openreg_status RequireNonNull(const void* pointer, const char* function,
+                              const char* argument) {
+  if (pointer != nullptr) return OPENREG_SUCCESS;
+  return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+              absl::StrFormat("%s: argument '%s' is NULL; pass a valid "
+                              "pointer",
+                              function, argument));
+}
+
+}  // namespace openreg::threaded_sim

@@ -1,0 +1,41 @@
+// The driver-specific options: the `options` string of the init config,
+// "key=value" pairs separated by commas (the core fills it from
+// OPENREG_DRIVER_OPTIONS). README.md documents every key; the table in
+// options.cc is the one list of them, so error messages and parsing cannot
+// disagree.
+// Thread-safety: pure functions over constant tables; called by init only.
+#ifndef OPENREG_PLUGINS_THREADED_SIM_OPTIONS_H_
+#define OPENREG_PLUGINS_THREADED_SIM_OPTIONS_H_
+
+#include <cstdint>
+
+#include "core/driver/openreg_driver.h"
+
+namespace openreg::threaded_sim {
+
+inline constexpr int32_t kMaxExecutionSlots = 1024;
+inline constexpr int64_t kDefaultAdversarialMaxDelayMicros = 1000;
+inline constexpr int64_t kMaxAdversarialMaxDelayMicros = 1000000;
+
+struct DriverOptions {
+  // How many work items of one device may run at the same time (see
+  // execution_slots.h). Defaults to the number of hardware threads.
+  int32_t execution_slots = 1;
+  // When set, every work item waits a pseudo-random time in
+  // [0, adversarial_max_delay_us] before it runs (see adversarial_delay.h).
+  bool adversarial = false;
+  uint64_t adversarial_seed = 0;
+  int64_t adversarial_max_delay_us = kDefaultAdversarialMaxDelayMicros;
+};
+
+// The options an empty string selects.
+DriverOptions DefaultOptions();
+
+// Parses `options` (NULL or "" means all defaults) into `out`.
+// INVALID_ARGUMENT, naming the key and what it accepts, for an unknown or
+// repeated key, an item without '=', or a value out of range.
+openreg_status ParseOptions(const char* options, DriverOptions* out);
+
+}  // namespace openreg::threaded_sim
+
+#endif  // OPENREG_PLUGINS_THREADED_SIM_OPTIONS_H_

@@ -1,0 +1,50 @@
+// Pinned host memory: what host_malloc hands out. Copies between it and device
+// memory are fully asynchronous; copies from or to any other ("pageable")
+// host memory are staged or blocking instead (see api_copy.cc). Nothing here
+// does DMA, so the memory is ordinary page-aligned memory; it is tracked so
+// copies and pointer_get_attributes can tell it apart.
+//
+// Ownership: owns every allocation until Free() or destruction.
+// Thread-safety: all members may be called concurrently; mu_ guards the
+// allocation table.
+#ifndef OPENREG_PLUGINS_THREADED_SIM_PINNED_HOST_MEMORY_H_
+#define OPENREG_PLUGINS_THREADED_SIM_PINNED_HOST_MEMORY_H_
+
+#include <cstddef>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "core/driver/openreg_driver.h"
+#include "plugins/threaded_sim/allocation_table.h"
+
+namespace openreg::threaded_sim {
+
+// Page alignment, as real page-locked allocations have.
+inline constexpr size_t kPinnedHostMemoryAlignment = 4096;
+
+class PinnedHostMemory {
+ public:
+  PinnedHostMemory() = default;
+
+  PinnedHostMemory(const PinnedHostMemory&) = delete;
+  PinnedHostMemory& operator=(const PinnedHostMemory&) = delete;
+
+  // host_malloc for a non-zero `size`.
+  openreg_status Allocate(size_t size, void** ptr);
+
+  // host_free for a non-NULL `ptr`: INVALID_ARGUMENT unless `ptr` is the base
+  // of a live pinned allocation.
+  openreg_status Free(void* ptr);
+
+  // The live pinned allocation that contains `ptr`, if any.
+  std::optional<Allocation> Find(const void* ptr) const;
+
+ private:
+  mutable absl::Mutex mu_;
+  AllocationTable table_ ABSL_GUARDED_BY(mu_){kPinnedHostMemoryAlignment};
+};
+
+}  // namespace openreg::threaded_sim
+
+#endif  // OPENREG_PLUGINS_THREADED_SIM_PINNED_HOST_MEMORY_H_

@@ -1,0 +1,166 @@
+// A stream: a FIFO queue of work items and the worker thread that runs them.
+//
+// Each stream has its own worker thread, started by the first enqueue. The
+// worker runs the items strictly in order, one at a time; items of different
+// streams run concurrently, limited by the device's execution slots (see
+// execution_slots.h). An item counts as finished only after it has returned,
+// so Query() is exact: SUCCESS means the last item enqueued has finished, not
+// merely that the queue is empty.
+//
+// Note [Sticky failures]
+// A compute item that returns a failure status makes it the stream's sticky
+// failure. The next Query() or Synchronize() of the stream (or
+// device_synchronize of its device) reports it once, as
+// OPENREG_ERROR_LAUNCH_FAILURE naming the failing item and status, and clears
+// it. The stream keeps going: items queued after the failing one still run,
+// and further failures before the report are counted in the same message.
+//
+// Shutdown: Stop() drops the queued items without running them; the item
+// that is running finishes. Join() then waits, up to a deadline, for the
+// worker to exit.
+//
+// Ownership: shared by the stream registry (while the handle is live), the
+// device's stream list (until the stream is destroyed and drained), and API
+// calls in progress. The worker thread uses `this` without a reference: the
+// device list keeps the stream alive until the worker was joined.
+// Thread-safety: all members may be called concurrently. mu_ guards the queue,
+// the counters, the sticky failure and the lifecycle flags; the worker never
+// holds it while an item runs. Lock order: stream, then execution slots, then
+// event. Synchronize(), AwaitFinished() and Join() block.
+#ifndef OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
+#define OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "core/driver/openreg_driver.h"
+#include "plugins/threaded_sim/adversarial_delay.h"
+#include "plugins/threaded_sim/execution_slots.h"
+#include "plugins/threaded_sim/work_item.h"
+
+namespace openreg::threaded_sim {
+
+// Priorities follow CUDA: lower is higher priority, least is the default.
+// Their effect is the order in which streams get execution slots.
+inline constexpr int32_t kLeastStreamPriority = 0;
+inline constexpr int32_t kGreatestStreamPriority = -2;
+
+// A failure of asynchronous work, waiting to be reported.
+struct AsyncFailure {
+  openreg_stream stream;
+  const char* description;  // what failed, e.g. "host function"
+  openreg_status status;    // what it returned
+  uint64_t item_number;     // its position on the stream, from 1
+  uint64_t later_failures;  // failures on the stream since, not reported
+
+  // "host function (item 3 of stream 0x...) returned status 2
+  // (OPENREG_ERROR_INVALID_DEVICE)", plus the count of later failures.
+  std::string Describe() const;
+};
+
+class Stream {
+ public:
+  // `slots` belongs to the stream's device and outlives the stream.
+  Stream(openreg_stream handle, int32_t device, int32_t priority,
+         ExecutionSlots* slots, AdversarialDelay delay);
+  // The worker must have been joined (see Join).
+  ~Stream();
+
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  openreg_stream handle() const { return handle_; }
+  int32_t device() const { return device_; }
+
+  // The stream whose worker is the calling thread, or null: API calls use it
+  // to refuse waits that would make a worker wait for itself.
+  static const Stream* CurrentWorker();
+
+  // Appends `item` and stores its number (position on the stream, from 1) in
+  // `*ticket` when `ticket` is not null. Fails (naming `function`) after
+  // RequestDestroy() or Stop(), or when the worker thread cannot start.
+  openreg_status Enqueue(WorkItem item, const char* function,
+                         uint64_t* ticket);
+
+  // The number of items enqueued so far.
+  uint64_t enqueued() const;
+
+  // Blocks until items 1..ticket have finished (true) or Stop() was called
+  // (false).
+  bool AwaitFinished(uint64_t ticket);
+
+  // stream_query: the sticky failure (reported once), else SUCCESS when every
+  // item enqueued so far has finished and NOT_READY otherwise.
+  openreg_status Query(const char* function);
+
+  // stream_synchronize: waits for every item enqueued before the call, then
+  // reports the sticky failure if there is one.
+  openreg_status Synchronize(const char* function);
+
+  // Removes and returns the sticky failure, if any.
+  std::optional<AsyncFailure> TakeFailure();
+
+  // stream_destroy: later Enqueue() calls fail; the worker exits once the
+  // queue is drained.
+  void RequestDestroy();
+  // True once destroyed and drained with its worker gone (or never started),
+  // so that Join() returns at once.
+  bool Retired() const;
+
+  // Shutdown: drops queued items without running them and makes every wait
+  // of this stream return. Returns the events whose dropped markers will now
+  // never run: the caller cancels them once every stream is stopped (so that
+  // no worker proceeds past a cancelled wait into work that shutdown drops).
+  std::vector<std::shared_ptr<Event>> Stop();
+  // Waits until `deadline` for the worker to exit and joins it. Returns false
+  // when the worker is still running an item (or is the calling thread); it
+  // is then detached, and the stream must never be destroyed.
+  bool Join(absl::Time deadline);
+
+ private:
+  void WorkerLoop();
+  // Runs `item` on the worker. Sets *holds_slot when it took an execution
+  // slot. Returns the item's status, or nullopt when Stop() came first.
+  std::optional<openreg_status> Execute(WorkItem& item, bool* holds_slot);
+  // Waits `delay` (the adversarial delay); false when Stop() came first.
+  bool SleepUnlessStopped(absl::Duration delay);
+  // Asks for an execution slot for the head of the queue if it needs one
+  // and nothing is running (see Note [Execution slots and stream priorities]).
+  void RequestSlotForHead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HasWorkOrMustExit() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string Describe() const;
+
+  const openreg_stream handle_;
+  const int32_t device_;
+  const int32_t priority_;
+  ExecutionSlots* const slots_;
+  // Used only by the worker thread.
+  AdversarialDelay delay_;
+  // Owned by slots_ while queued or granted; see execution_slots.h.
+  SlotRequest slot_request_;
+
+  mutable absl::Mutex mu_;
+  std::deque<WorkItem> queue_ ABSL_GUARDED_BY(mu_);
+  // The worker took an item from the queue and has not finished it.
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<AsyncFailure> failure_ ABSL_GUARDED_BY(mu_);
+  bool destroy_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool worker_started_ ABSL_GUARDED_BY(mu_) = false;
+  bool worker_exited_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread worker_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace openreg::threaded_sim
+
+#endif  // OPENREG_PLUGINS_THREADED_SIM_STREAM_H_

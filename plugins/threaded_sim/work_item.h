@@ -1,0 +1,74 @@
+// One entry of a stream's queue.
+//
+// Ownership: a WorkItem owns what its work needs after the enqueueing call
+// returned (a staged copy of pageable source bytes, a reference to its
+// event); it is destroyed on the worker thread after it ran, or by shutdown
+// if it never ran.
+// Thread-safety: an item is built by an API call, moved into its stream's
+// queue under the stream's mutex, and moved out and run by that stream's
+// worker thread; no two threads use it at once.
+#ifndef OPENREG_PLUGINS_THREADED_SIM_WORK_ITEM_H_
+#define OPENREG_PLUGINS_THREADED_SIM_WORK_ITEM_H_
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+#include "core/driver/openreg_driver.h"
+#include "plugins/threaded_sim/event.h"
+
+namespace openreg::threaded_sim {
+
+struct WorkItem {
+  enum class Kind {
+    // A host function, copy or memset: runs `compute` holding an execution
+    // slot; a failure status becomes the stream's sticky failure.
+    kCompute,
+    // The marker of an event_record: completes `version` of `event`.
+    kEventMarker,
+    // A stream_wait_event: blocks the stream until `version` of `event`
+    // completes.
+    kEventWait,
+  };
+
+  static WorkItem Compute(const char* description,
+                          absl::AnyInvocable<openreg_status()> compute) {
+    WorkItem item;
+    item.kind = Kind::kCompute;
+    item.description = description;
+    item.compute = std::move(compute);
+    return item;
+  }
+  static WorkItem EventMarker(std::shared_ptr<Event> event, uint64_t version) {
+    WorkItem item;
+    item.kind = Kind::kEventMarker;
+    item.description = "event_record marker";
+    item.event = std::move(event);
+    item.version = version;
+    return item;
+  }
+  static WorkItem EventWait(std::shared_ptr<Event> event, uint64_t version) {
+    WorkItem item;
+    item.kind = Kind::kEventWait;
+    item.description = "stream_wait_event wait";
+    item.event = std::move(event);
+    item.version = version;
+    return item;
+  }
+
+  // Only compute items take an execution slot (see execution_slots.h).
+  bool needs_execution_slot() const { return kind == Kind::kCompute; }
+
+  Kind kind = Kind::kCompute;
+  // A static string naming the work in failure messages, e.g.
+  // "host function".
+  const char* description = "";
+  absl::AnyInvocable<openreg_status()> compute;
+  std::shared_ptr<Event> event;
+  uint64_t version = 0;
+};
+
+}  // namespace openreg::threaded_sim
+
+#endif  // OPENREG_PLUGINS_THREADED_SIM_WORK_ITEM_H_
