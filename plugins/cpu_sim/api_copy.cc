@@ -64,7 +64,8 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   constexpr const char* kFunction = "memcpy_async";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->streams().CheckLive(stream, kFunction));
+  StreamInfo info;
+  CPU_SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   const char* kind_name = KindName(kind);
   if (kind_name == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -97,6 +98,7 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   }
   // memmove rather than memcpy: a device-to-device copy within one
   // allocation may overlap, and the simulator should not corrupt it.
+  absl::MutexLock in_stream_order(info.execution.get());
   std::memmove(dst, src, size);
   return OPENREG_SUCCESS;
 }
@@ -106,7 +108,8 @@ openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
   constexpr const char* kFunction = "memset_async";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->streams().CheckLive(stream, kFunction));
+  StreamInfo info;
+  CPU_SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   if (size == 0) return OPENREG_SUCCESS;
   if (openreg_status s =
           CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction);
@@ -114,6 +117,7 @@ openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
     return s;
   }
   // Like memset and cudaMemset, only the low byte of `value` is used.
+  absl::MutexLock in_stream_order(info.execution.get());
   std::memset(ptr, static_cast<unsigned char>(value), size);
   return OPENREG_SUCCESS;
 }

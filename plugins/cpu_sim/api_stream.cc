@@ -55,14 +55,19 @@ openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
   constexpr const char* kFunction = "launch_host_func";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->streams().CheckLive(stream, kFunction));
+  StreamInfo info;
+  CPU_SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   if (fn == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: argument 'fn' is NULL; pass the host "
                                 "function to run",
                                 kFunction));
   }
-  const openreg_status result = fn(user_data);
+  openreg_status result;
+  {
+    absl::MutexLock in_stream_order(info.execution.get());
+    result = fn(user_data);
+  }
   if (result != OPENREG_SUCCESS) {
     return Fail(OPENREG_ERROR_LAUNCH_FAILURE,
                 absl::StrFormat("%s: the host function launched on stream %p "

@@ -36,7 +36,8 @@ openreg_status StreamTable::Create(int32_t device, int32_t priority,
                                 kLeastStreamPriority, device,
                                 kLeastStreamPriority));
   }
-  *stream = registry_.Add(StreamInfo{device, priority});
+  *stream = registry_.Add(
+      StreamInfo{device, priority, std::make_shared<absl::Mutex>()});
   return OPENREG_SUCCESS;
 }
 

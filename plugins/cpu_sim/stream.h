@@ -9,7 +9,9 @@
 #define OPENREG_PLUGINS_CPU_SIM_STREAM_H_
 
 #include <cstdint>
+#include <memory>
 
+#include "absl/synchronization/mutex.h"
 #include "core/driver/openreg_driver.h"
 #include "plugins/cpu_sim/handle_registry.h"
 
@@ -22,6 +24,10 @@ inline constexpr int32_t kGreatestStreamPriority = -1;
 struct StreamInfo {
   int32_t device;
   int32_t priority;
+  // Held while one of the stream's items (host function, copy, memset) runs,
+  // so items launched on one stream from several threads still run one at a
+  // time, in the order their launches took it: stream order.
+  std::shared_ptr<absl::Mutex> execution;
 };
 
 class StreamTable {

@@ -1,0 +1,52 @@
+// Which driver library the conformance suite runs against, and loading it.
+//
+// The suite is one binary per run; conformance_main.cc reads the drivers
+// from the command line (--openreg_driver=PATH, optionally followed by
+// --openreg_driver_options=OPTIONS for that driver) before GoogleTest
+// instantiates the suites, so every test runs once per driver given.
+//
+// Libraries are loaded once and never unloaded, so thread_local state in a
+// driver outlives every test thread.
+#ifndef OPENREG_TESTS_CONFORMANCE_DRIVER_UNDER_TEST_H_
+#define OPENREG_TESTS_CONFORMANCE_DRIVER_UNDER_TEST_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/driver/openreg_driver.h"
+#include "gtest/gtest.h"
+
+namespace openreg::conformance {
+
+struct DriverUnderTest {
+  std::string path;     // of the .so, absolute or relative to the cwd
+  std::string options;  // passed in every init's config; may be empty
+};
+
+// gtest prints parameters with this when a test fails.
+void PrintTo(const DriverUnderTest& driver, std::ostream* os);
+
+// Called by main before InitGoogleTest: adds a driver, and sets the options
+// of the driver added last (false when there is none).
+void AddDriverUnderTest(std::string path);
+bool SetOptionsOfLastDriver(std::string options);
+const std::vector<DriverUnderTest>& DriversUnderTest();
+
+// "cpu_sim", or "threaded_sim_adversarial_1_execution_slots_1": the library
+// name and options, as a valid test name suffix.
+std::string DriverTestName(
+    const ::testing::TestParamInfo<DriverUnderTest>& info);
+
+struct LoadedDriver {
+  openreg_driver_get_api_fn entry = nullptr;
+  const openreg_driver_api* api = nullptr;
+  std::string error;  // why loading failed, when api is null
+};
+
+// The library at `path`, loaded on first use.
+const LoadedDriver& LoadDriver(const std::string& path);
+
+}  // namespace openreg::conformance
+
+#endif  // OPENREG_TESTS_CONFORMANCE_DRIVER_UNDER_TEST_H_
