@@ -27,19 +27,30 @@
  * thread, concurrently with any other function, after `init` returned success
  * and before `shutdown` is called. `init` and `shutdown` are each called by
  * one thread with no other call in flight; after `shutdown`, `init` may be
- * called again (handles from before are then invalid). Host functions launched with
- * `launch_host_func` run on a thread of the driver's choosing; they must not
- * call `stream_synchronize`, `event_synchronize` or `device_synchronize` on
- * the stream that runs them.
+ * called again (handles from before are then invalid). Host functions
+ * launched with `launch_host_func` run on a thread of the driver's choosing;
+ * they must not wait for their own stream or device: no `stream_synchronize`
+ * of that stream, `device_synchronize` of that device, or blocking copy into
+ * pageable memory on that stream (a driver may refuse such calls with
+ * INVALID_ARGUMENT rather than deadlock).
+ *
+ * Lifetime: the openreg core keeps a driver for the life of the process and
+ * does not call `shutdown` at exit, so a driver must let the process exit
+ * (without hanging or crashing) while work is still queued. `shutdown` drops
+ * queued work and waits for running host functions; it may give up on one
+ * that does not return after a bounded time. A child created by fork() must
+ * not use handles from its parent; it starts with an uninitialized driver.
  *
  * Errors: every function returns an openreg_status. On failure the driver
  * sets a human-readable message that `last_error_message` returns on the same
  * thread. Failures of asynchronous work (a failed host function, a failed
  * asynchronous copy) are sticky on their stream: the next `stream_query` or
  * `stream_synchronize` of that stream (or `device_synchronize` of its device)
- * returns the failure once, after which the stream is usable again. A driver
- * that runs work synchronously may instead return the failure from the
- * launching call itself; the core accepts both.
+ * returns the failure once, after which the stream is usable again; work
+ * enqueued after the failing item still runs. A driver that runs work
+ * synchronously may instead return the failure from the launching call
+ * itself; the core accepts both. A query that returns NOT_READY is not a
+ * failure and need not set a message.
  *
  * Arguments: a NULL handle, an unknown or destroyed handle, a NULL
  * out-pointer, and a struct whose struct_size does not cover its first field
@@ -221,7 +232,10 @@ typedef struct openreg_driver_api {
   /* --- Copies (asynchronous, in stream order) ------------------------------ */
   /* Copy `size` bytes. `kind` is OPENREG_MEMCPY_*. Device pointers may belong
    * to any device; the copy is ordered only with `stream`. Host memory that is
-   * not pinned may be copied before the call returns. (v1.0) */
+   * not pinned (not from host_malloc) must be handled synchronously: a
+   * pageable source is read before the call returns (the caller may free it
+   * at once), and a copy into pageable memory returns only once all earlier
+   * work on `stream` and the copy itself are done, as on CUDA. (v1.0) */
   openreg_status (*memcpy_async)(void* dst, const void* src, size_t size,
                                  int32_t kind, openreg_stream stream);
   /* Set `size` bytes of device memory at `ptr` to the low byte of `value`,
