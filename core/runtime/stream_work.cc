@@ -1,5 +1,6 @@
 #include "core/runtime/stream_work.h"
 
+#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include <exception>
@@ -111,6 +112,9 @@ openreg_status RunPendingWork(void* user_data) {
   auto* pending = static_cast<PendingWork*>(user_data);
   openreg_status status = OPENREG_SUCCESS;
   try {
+    // Kernels may run on a driver's thread: give it the intra-op thread count
+    // the user set (torch.set_num_threads), as PyTorch's own threads do.
+    at::init_num_threads();
     pending->work();
   } catch (const c10::OutOfMemoryError& error) {
     Failures().Record(*pending, error.what_without_backtrace(),

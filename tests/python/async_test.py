@@ -63,7 +63,8 @@ def test_two_streams_overlap():
 
 def test_work_on_a_stream_sees_earlier_work_on_it():
     stream = torch.Stream(device="openreg")
-    x = torch.zeros(1000, device="openreg")
+    x = torch.zeros(1000, device="openreg")  # filled on the default stream
+    stream.wait_stream(torch.accelerator.current_stream())
     with stream:
         for _ in range(20):
             x.add_(1)

@@ -5,7 +5,7 @@ import importlib.util
 
 import torch
 
-from openreg_testing import assert_same
+from openreg_testing import assert_same, run_python
 
 
 def load_example():
@@ -53,3 +53,19 @@ def test_example_training_steps_match_cpu():
     for cpu_param, device_param in zip(cpu_params, device_params):
         torch.testing.assert_close(device_param, cpu_param, rtol=1e-5, atol=1e-6)
     assert device_losses[-1] < device_losses[0]
+
+
+def test_process_exits_cleanly_after_backward():
+    # PyTorch starts an autograd thread per openreg device on the first
+    # backward; exiting while one is still starting used to abort the process
+    # now and then (see _let_autograd_device_threads_start).
+    for _ in range(6):
+        result = run_python(
+            """
+            import torch
+            x = torch.randn(10, device="openreg", requires_grad=True)
+            x.sum().backward()
+            print("done")
+            """
+        )
+        assert (result.returncode, result.stdout.strip()) == (0, "done"), result.stderr

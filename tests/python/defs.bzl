@@ -2,11 +2,13 @@
 
 load("//plugins:drivers.bzl", "SHIPPED_DRIVERS")
 
-def openreg_py_test(name, src, drivers = SHIPPED_DRIVERS, size = "medium", data = []):
+def openreg_py_test(name, src, drivers = SHIPPED_DRIVERS, size = "medium", data = [], tags = []):
     """Declares `<name>_<driver>` for every driver in `drivers`.
 
     Each runs `src` under pytest with OPENREG_DRIVER=<driver>, importing the
-    torch_openreg package built by Bazel (not an installed copy).
+    torch_openreg package built by Bazel (not an installed copy). Tests that
+    compare timings should be tagged "exclusive", so no other test competes
+    for the cores while they measure.
     """
     for driver in drivers:
         native.py_test(
@@ -17,6 +19,7 @@ def openreg_py_test(name, src, drivers = SHIPPED_DRIVERS, size = "medium", data 
             data = data,
             python_version = "PY3",
             size = size,
+            tags = tags,
             deps = [
                 ":test_support",
                 "//bindings/python:torch_openreg",

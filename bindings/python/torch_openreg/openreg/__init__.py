@@ -4,8 +4,10 @@ Device indices may be given as an int, a string such as "openreg:1", or a
 torch.device; None means the current device.
 """
 
+import atexit
 import collections
 import os
+import time
 from typing import Any, Union
 
 import torch
@@ -79,6 +81,22 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _let_autograd_device_threads_start() -> None:
+    # The first backward through an openreg tensor makes PyTorch's autograd
+    # engine start one worker thread per openreg device, and each new thread
+    # must take the GIL once before it parks. A thread still waiting for the
+    # GIL when the interpreter finalizes is ended inside C++ and aborts the
+    # process ("terminate called without an active exception", the race of
+    # pytorch/pytorch#38228; idle threads for devices that got no work are the
+    # ones caught). Releasing the GIL for a moment at exit lets them finish
+    # starting. Only processes that used openreg pay for it.
+    if _C._is_initialized():
+        time.sleep(0.05)
+
+
+atexit.register(_let_autograd_device_threads_start)
 
 
 def _is_in_bad_fork() -> bool:
