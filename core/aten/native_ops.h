@@ -9,6 +9,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/Scalar.h>
+#include <c10/core/Stream.h>
 
 #include <array>
 #include <optional>
@@ -50,6 +51,9 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst,
                     bool non_blocking);
 at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst);
 at::Scalar LocalScalarDense(const at::Tensor& self);
+
+// --- Streams (record_stream.cc) ----------------------------------------------------
+void RecordStream(at::Tensor& self, c10::Stream stream);
 
 // --- Convolution (convolution_ops.cc) -------------------------------------------
 void ConvolutionOverrideable(const c10::OperatorHandle& op,

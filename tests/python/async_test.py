@@ -151,3 +151,19 @@ def test_failing_kernel_is_reported_once_at_synchronization_and_the_device_recov
         torch.openreg.synchronize()
     torch.openreg.synchronize()  # reported once
     assert (torch.ones(4, device="openreg") * 3).sum().item() == 12.0
+
+
+def test_record_stream_keeps_memory_until_that_stream_has_used_it():
+    stream = torch.Stream(device="openreg")
+    x = torch.ones(100_000, device="openreg")
+    stream.wait_stream(torch.accelerator.current_stream())
+    with stream:
+        total = x.sum()
+    x.record_stream(stream)
+    del x  # the memory stays reserved until `stream` is past its use
+    for _ in range(5):
+        torch.zeros(100_000, device="openreg")
+    with stream:
+        assert total.item() == 100_000
+    with pytest.raises(RuntimeError, match="expected a stream on openreg:0"):
+        torch.ones(1, device="openreg:0").record_stream(torch.Stream(device="openreg:1"))
