@@ -40,25 +40,32 @@ def test_two_streams_overlap():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one core per kernel, so two streams can use both
     try:
-        a = torch.randn(512, 512, device="openreg")
+        a = torch.randn(768, 768, device="openreg")
         streams = [torch.Stream(device="openreg") for _ in range(2)]
 
         def run(stream_count):
             outputs = []
             torch.openreg.synchronize()
             start = time.perf_counter()
-            for i in range(12):
+            for i in range(16):
                 with streams[i % stream_count]:
                     outputs.append(a @ a)
             torch.openreg.synchronize()
             return time.perf_counter() - start
 
         run(2)  # warm-up
-        one = min(run(1) for _ in range(3))
-        two = min(run(2) for _ in range(3))
+        # The machine is shared: a real overlap shows in one of three tries,
+        # while a driver that serializes its streams fails all of them.
+        timings = []
+        for _ in range(3):
+            one = min(run(1) for _ in range(3))
+            two = min(run(2) for _ in range(3))
+            timings.append((one, two))
+            if two < 0.85 * one:
+                return
     finally:
         torch.set_num_threads(threads)
-    assert two < 0.85 * one, (one, two)
+    pytest.fail(f"two streams were not clearly faster than one: (one, two) seconds = {timings}")
 
 
 def test_work_on_a_stream_sees_earlier_work_on_it():
