@@ -4,9 +4,14 @@
 #include "absl/strings/str_format.h"
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
+
+using sim::Allocation;
+using sim::Fail;
+using sim::RequireNonNull;
+
 namespace {
 
 const char* KindName(int32_t kind) {
@@ -65,7 +70,7 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   StreamInfo info;
-  CPU_SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
+  SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   const char* kind_name = KindName(kind);
   if (kind_name == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -76,8 +81,8 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
                                 kFunction, kind));
   }
   if (size == 0) return OPENREG_SUCCESS;
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(dst, kFunction, "dst"));
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(src, kFunction, "src"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(dst, kFunction, "dst"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(src, kFunction, "src"));
   const bool device_src = kind == OPENREG_MEMCPY_DEVICE_TO_HOST ||
                           kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
   const bool device_dst = kind == OPENREG_MEMCPY_HOST_TO_DEVICE ||
@@ -109,7 +114,7 @@ openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   StreamInfo info;
-  CPU_SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
+  SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   if (size == 0) return OPENREG_SUCCESS;
   if (openreg_status s =
           CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction);

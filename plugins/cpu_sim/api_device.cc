@@ -4,11 +4,15 @@
 #include "absl/strings/str_format.h"
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/cpu_sim/stream.h"
 #include "plugins/cpu_sim/struct_size.h"
 
 namespace openreg::cpu_sim {
+
+using sim::Fail;
+using sim::RequireNonNull;
+
 namespace {
 
 constexpr char kDeviceName[] = "openreg cpu_sim device";
@@ -20,7 +24,7 @@ constexpr int32_t kConcurrentStreams = 1;
 openreg_status GetDeviceCount(int32_t* count) {
   std::shared_ptr<DriverState> state = AcquireState("get_device_count");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(count, "get_device_count", "count"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(count, "get_device_count", "count"));
   *count = state->device_count();
   return OPENREG_SUCCESS;
 }
@@ -30,8 +34,8 @@ openreg_status GetDeviceProperties(int32_t device,
   constexpr const char* kFunction = "get_device_properties";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
   if (!CPU_SIM_HAS_FIELD(openreg_device_properties, props, name)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: props->struct_size is %u, too small for "

@@ -2,17 +2,19 @@
 
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/cpu_sim/stream.h"
 
 namespace openreg::cpu_sim {
+
+using sim::RequireNonNull;
 
 openreg_status EventCreate(int32_t device, uint32_t flags,
                            openreg_event* event) {
   std::shared_ptr<DriverState> state = AcquireState("event_create");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "event_create"));
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(event, "event_create", "event"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "event_create"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(event, "event_create", "event"));
   return state->events().Create(device, flags, event);
 }
 

@@ -3,13 +3,17 @@
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/config.h"
 #include "plugins/cpu_sim/driver_state.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
 
+using sim::Fail;
+
+using sim::LastErrorMessage;
+
 openreg_status Init(const openreg_driver_config* config) {
   DriverConfig parsed;
-  CPU_SIM_RETURN_IF_ERROR(ParseConfig(config, &parsed));
+  SIM_RETURN_IF_ERROR(ParseConfig(config, &parsed));
   return InstallState(std::make_shared<DriverState>(parsed));
 }
 

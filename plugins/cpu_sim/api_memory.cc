@@ -3,16 +3,21 @@
 #include "absl/strings/str_format.h"
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/cpu_sim/struct_size.h"
 
 namespace openreg::cpu_sim {
 
+using sim::DeviceMemory;
+using sim::Fail;
+
+using sim::RequireNonNull;
+
 openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
   std::shared_ptr<DriverState> state = AcquireState("device_malloc");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
   if (size == 0) {
     *ptr = nullptr;
     return OPENREG_SUCCESS;
@@ -23,7 +28,7 @@ openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
 openreg_status DeviceFree(int32_t device, void* ptr) {
   std::shared_ptr<DriverState> state = AcquireState("device_free");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
   if (ptr == nullptr) return OPENREG_SUCCESS;
   return state->device_memory(device).Free(ptr);
 }
@@ -31,7 +36,7 @@ openreg_status DeviceFree(int32_t device, void* ptr) {
 openreg_status HostMalloc(size_t size, void** ptr) {
   std::shared_ptr<DriverState> state = AcquireState("host_malloc");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
   // Mirrors device_malloc, which the ABI defines to give NULL for size 0.
   if (size == 0) {
     *ptr = nullptr;
@@ -52,7 +57,7 @@ openreg_status PointerGetAttributes(const void* ptr,
   constexpr const char* kFunction = "pointer_get_attributes";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(attributes, kFunction, "attributes"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(attributes, kFunction, "attributes"));
   if (!CPU_SIM_HAS_FIELD(openreg_pointer_attributes, attributes,
                          memory_type)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -83,10 +88,10 @@ openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
                           uint64_t* total_bytes) {
   std::shared_ptr<DriverState> state = AcquireState("mem_get_info");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
-  CPU_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
+  SIM_RETURN_IF_ERROR(
       RequireNonNull(free_bytes, "mem_get_info", "free_bytes"));
-  CPU_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       RequireNonNull(total_bytes, "mem_get_info", "total_bytes"));
   const DeviceMemory& memory = state->device_memory(device);
   *total_bytes = memory.capacity_bytes();

@@ -3,16 +3,21 @@
 #include "absl/strings/str_format.h"
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
+
+using sim::Fail;
+using sim::RequireNonNull;
+
+using sim::StatusName;
 
 openreg_status StreamCreate(int32_t device, int32_t priority,
                             openreg_stream* stream) {
   std::shared_ptr<DriverState> state = AcquireState("stream_create");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "stream_create"));
-  CPU_SIM_RETURN_IF_ERROR(RequireNonNull(stream, "stream_create", "stream"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "stream_create"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(stream, "stream_create", "stream"));
   return state->streams().Create(device, priority, stream);
 }
 
@@ -39,7 +44,7 @@ openreg_status StreamSynchronize(openreg_stream stream) {
 openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
   std::shared_ptr<DriverState> state = AcquireState("stream_wait_event");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  CPU_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       state->streams().CheckLive(stream, "stream_wait_event"));
   // Every record has already completed, so there is nothing to wait for.
   return state->events().CheckLive(event, "stream_wait_event");
@@ -56,7 +61,7 @@ openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   StreamInfo info;
-  CPU_SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
+  SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   if (fn == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: argument 'fn' is NULL; pass the host "

@@ -4,10 +4,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/cpu_sim/struct_size.h"
 
 namespace openreg::cpu_sim {
+
+using sim::Fail;
+
 namespace {
 
 // cpu_sim knows no option keys, so every non-empty "key=value" item is an

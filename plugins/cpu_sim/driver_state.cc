@@ -8,9 +8,14 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
+
+using sim::Allocation;
+using sim::DeviceMemory;
+using sim::Fail;
+
 namespace {
 
 ABSL_CONST_INIT absl::Mutex g_state_mu(absl::kConstInit);

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "core/driver/openreg_driver.h"
-#include "plugins/cpu_sim/allocation_table.h"
+#include "plugins/sim_support/allocation_table.h"
 #include "plugins/cpu_sim/config.h"
-#include "plugins/cpu_sim/device_memory.h"
+#include "plugins/sim_support/device_memory.h"
 #include "plugins/cpu_sim/event.h"
-#include "plugins/cpu_sim/host_memory.h"
+#include "plugins/sim_support/pinned_host_memory.h"
 #include "plugins/cpu_sim/stream.h"
 
 namespace openreg::cpu_sim {
@@ -30,7 +30,7 @@ namespace openreg::cpu_sim {
 struct PointerInfo {
   int32_t memory_type = OPENREG_MEMORY_TYPE_UNREGISTERED;
   int32_t device = -1;  // -1 unless memory_type is DEVICE
-  Allocation allocation = {nullptr, 0};
+  sim::Allocation allocation = {nullptr, 0};
 };
 
 class DriverState {
@@ -50,8 +50,8 @@ class DriverState {
   openreg_status CheckDevice(int32_t device, const char* function) const;
 
   // Callers pass a device index that CheckDevice accepted.
-  DeviceMemory& device_memory(int32_t device) { return *devices_[device]; }
-  HostMemory& host_memory() { return host_memory_; }
+  sim::DeviceMemory& device_memory(int32_t device) { return *devices_[device]; }
+  sim::PinnedHostMemory& host_memory() { return host_memory_; }
   StreamTable& streams() { return streams_; }
   EventTable& events() { return events_; }
 
@@ -61,8 +61,8 @@ class DriverState {
 
  private:
   const uint64_t device_memory_bytes_;
-  std::vector<std::unique_ptr<DeviceMemory>> devices_;
-  HostMemory host_memory_;
+  std::vector<std::unique_ptr<sim::DeviceMemory>> devices_;
+  sim::PinnedHostMemory host_memory_;
   StreamTable streams_;
   EventTable events_;
 };

@@ -1,9 +1,12 @@
 #include "plugins/cpu_sim/event.h"
 
 #include "absl/strings/str_format.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
+
+using sim::Fail;
+
 namespace {
 
 constexpr uint32_t kKnownEventFlags = OPENREG_EVENT_ENABLE_TIMING;
@@ -105,10 +108,10 @@ openreg_status EventTable::ElapsedMilliseconds(openreg_event start,
                                                float* milliseconds) const {
   EventInfo start_info;
   EventInfo end_info;
-  CPU_SIM_RETURN_IF_ERROR(Lookup(start, "event_elapsed_time", &start_info));
-  CPU_SIM_RETURN_IF_ERROR(Lookup(end, "event_elapsed_time", &end_info));
-  CPU_SIM_RETURN_IF_ERROR(CheckTimeable(start_info, start, "start"));
-  CPU_SIM_RETURN_IF_ERROR(CheckTimeable(end_info, end, "end"));
+  SIM_RETURN_IF_ERROR(Lookup(start, "event_elapsed_time", &start_info));
+  SIM_RETURN_IF_ERROR(Lookup(end, "event_elapsed_time", &end_info));
+  SIM_RETURN_IF_ERROR(CheckTimeable(start_info, start, "start"));
+  SIM_RETURN_IF_ERROR(CheckTimeable(end_info, end, "end"));
   *milliseconds = std::chrono::duration<float, std::milli>(
                       *end_info.recorded_at - *start_info.recorded_at)
                       .count();

@@ -3,9 +3,12 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
+
+using sim::Fail;
+
 namespace {
 
 openreg_status NotLive(openreg_stream stream, const char* function) {

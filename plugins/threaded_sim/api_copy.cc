@@ -20,12 +20,17 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/global_state.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Allocation;
+using sim::Fail;
+using sim::RequireNonNull;
+
 namespace {
 
 // The description of a copy in failure messages, or null for a bad kind.
@@ -98,7 +103,7 @@ openreg_status CopyIntoPageable(Stream& stream, void* dst, const void* src,
                                 kFunction, stream.handle()));
   }
   uint64_t ticket = 0;
-  THREADED_SIM_RETURN_IF_ERROR(stream.Enqueue(
+  SIM_RETURN_IF_ERROR(stream.Enqueue(
       WorkItem::Compute(description,
                         [dst, src, size] {
                           std::memmove(dst, src, size);
@@ -144,7 +149,7 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   const char* description = CopyDescription(kind);
   if (description == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -155,19 +160,19 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
                                 kFunction, kind));
   }
   if (size == 0) return OPENREG_SUCCESS;
-  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(dst, kFunction, "dst"));
-  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(src, kFunction, "src"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(dst, kFunction, "dst"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(src, kFunction, "src"));
   const bool device_src = kind == OPENREG_MEMCPY_DEVICE_TO_HOST ||
                           kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
   const bool device_dst = kind == OPENREG_MEMCPY_HOST_TO_DEVICE ||
                           kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
   // The description names the kind, which is what the device memory is for.
   if (device_src) {
-    THREADED_SIM_RETURN_IF_ERROR(CheckDeviceRange(*state, src, size, kFunction,
+    SIM_RETURN_IF_ERROR(CheckDeviceRange(*state, src, size, kFunction,
                                                   "src", description));
   }
   if (device_dst) {
-    THREADED_SIM_RETURN_IF_ERROR(CheckDeviceRange(*state, dst, size, kFunction,
+    SIM_RETURN_IF_ERROR(CheckDeviceRange(*state, dst, size, kFunction,
                                                   "dst", description));
   }
   if (!device_dst && !IsPinned(*state, dst, size)) {
@@ -191,9 +196,9 @@ openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   if (size == 0) return OPENREG_SUCCESS;
-  THREADED_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction));
   // Like memset and cudaMemset, only the low byte of `value` is used.
   const unsigned char byte = static_cast<unsigned char>(value);

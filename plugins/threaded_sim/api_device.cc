@@ -4,12 +4,16 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/global_state.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/struct_size.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Fail;
+using sim::RequireNonNull;
+
 namespace {
 
 constexpr char kDeviceName[] = "openreg threaded_sim device";
@@ -19,7 +23,7 @@ constexpr char kDeviceName[] = "openreg threaded_sim device";
 openreg_status GetDeviceCount(int32_t* count) {
   std::shared_ptr<DriverState> state = AcquireState("get_device_count");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       RequireNonNull(count, "get_device_count", "count"));
   *count = state->device_count();
   return OPENREG_SUCCESS;
@@ -30,8 +34,8 @@ openreg_status GetDeviceProperties(int32_t device,
   constexpr const char* kFunction = "get_device_properties";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
-  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
   if (!THREADED_SIM_HAS_FIELD(openreg_device_properties, props, name)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: props->struct_size is %u, too small for "
@@ -67,7 +71,7 @@ openreg_status DeviceSynchronize(int32_t device) {
   constexpr const char* kFunction = "device_synchronize";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   return state->device(device).Synchronize(kFunction);
 }
 

@@ -4,7 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/global_state.h"
 #include "plugins/threaded_sim/handle_registry.h"
@@ -12,6 +12,10 @@
 #include "plugins/threaded_sim/work_item.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Fail;
+using sim::RequireNonNull;
+
 namespace {
 
 constexpr uint32_t kKnownEventFlags = OPENREG_EVENT_ENABLE_TIMING;
@@ -52,8 +56,8 @@ openreg_status EventCreate(int32_t device, uint32_t flags,
   constexpr const char* kFunction = "event_create";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
-  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(event, kFunction, "event"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  SIM_RETURN_IF_ERROR(RequireNonNull(event, kFunction, "event"));
   if ((flags & ~kKnownEventFlags) != 0) {
     return Fail(OPENREG_ERROR_NOT_SUPPORTED,
                 absl::StrFormat("%s: flags 0x%x contain bits 0x%x that "
@@ -86,9 +90,9 @@ openreg_status EventRecord(openreg_event event, openreg_stream stream) {
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   std::shared_ptr<Event> recorded;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &recorded));
+  SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &recorded));
   if (recorded->device() != target->device()) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: event %p belongs to device %d but the "
@@ -110,7 +114,7 @@ openreg_status EventQuery(openreg_event event) {
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Event> queried;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &queried));
+  SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &queried));
   return queried->IsComplete(queried->LatestVersion())
              ? OPENREG_SUCCESS
              : OPENREG_ERROR_NOT_READY;
@@ -121,7 +125,7 @@ openreg_status EventSynchronize(openreg_event event) {
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Event> awaited;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
+  SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
   if (!awaited->AwaitVersion(awaited->LatestVersion())) {
     return Fail(OPENREG_ERROR_NOT_INITIALIZED,
                 absl::StrFormat("%s: the driver was shut down before the "
@@ -136,17 +140,17 @@ openreg_status EventElapsedTime(openreg_event start, openreg_event end,
   constexpr const char* kFunction = "event_elapsed_time";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       RequireNonNull(milliseconds, kFunction, "milliseconds"));
   std::shared_ptr<Event> start_event;
   std::shared_ptr<Event> end_event;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(start, kFunction, &start_event));
-  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(end, kFunction, &end_event));
+  SIM_RETURN_IF_ERROR(state->FindEvent(start, kFunction, &start_event));
+  SIM_RETURN_IF_ERROR(state->FindEvent(end, kFunction, &end_event));
   const Event::LatestRecord start_record = start_event->Latest();
   const Event::LatestRecord end_record = end_event->Latest();
-  THREADED_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       CheckTimeable(*start_event, start_record, "start"));
-  THREADED_SIM_RETURN_IF_ERROR(CheckTimeable(*end_event, end_record, "end"));
+  SIM_RETURN_IF_ERROR(CheckTimeable(*end_event, end_record, "end"));
   if (!start_record.complete || !end_record.complete) {
     return Fail(OPENREG_ERROR_NOT_READY,
                 absl::StrFormat("%s: the latest record of the %s event has "

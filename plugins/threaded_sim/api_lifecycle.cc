@@ -3,14 +3,18 @@
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/config.h"
 #include "plugins/threaded_sim/driver_state.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/global_state.h"
 
 namespace openreg::threaded_sim {
 
+using sim::Fail;
+
+using sim::LastErrorMessage;
+
 openreg_status Init(const openreg_driver_config* config) {
   DriverConfig parsed;
-  THREADED_SIM_RETURN_IF_ERROR(ParseConfig(config, &parsed));
+  SIM_RETURN_IF_ERROR(ParseConfig(config, &parsed));
   return InstallState(std::make_shared<DriverState>(parsed));
 }
 

@@ -3,17 +3,22 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/global_state.h"
 #include "plugins/threaded_sim/struct_size.h"
 
 namespace openreg::threaded_sim {
 
+using sim::DeviceMemory;
+using sim::Fail;
+
+using sim::RequireNonNull;
+
 openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
   std::shared_ptr<DriverState> state = AcquireState("device_malloc");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
-  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
   if (size == 0) {
     *ptr = nullptr;
     return OPENREG_SUCCESS;
@@ -24,7 +29,7 @@ openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
 openreg_status DeviceFree(int32_t device, void* ptr) {
   std::shared_ptr<DriverState> state = AcquireState("device_free");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
   if (ptr == nullptr) return OPENREG_SUCCESS;
   return state->device(device).memory().Free(ptr);
 }
@@ -32,7 +37,7 @@ openreg_status DeviceFree(int32_t device, void* ptr) {
 openreg_status HostMalloc(size_t size, void** ptr) {
   std::shared_ptr<DriverState> state = AcquireState("host_malloc");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
   // Mirrors device_malloc, which the ABI defines to give NULL for size 0.
   if (size == 0) {
     *ptr = nullptr;
@@ -53,7 +58,7 @@ openreg_status PointerGetAttributes(const void* ptr,
   constexpr const char* kFunction = "pointer_get_attributes";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       RequireNonNull(attributes, kFunction, "attributes"));
   if (!THREADED_SIM_HAS_FIELD(openreg_pointer_attributes, attributes,
                               memory_type)) {
@@ -85,10 +90,10 @@ openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
                           uint64_t* total_bytes) {
   std::shared_ptr<DriverState> state = AcquireState("mem_get_info");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
-  THREADED_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
+  SIM_RETURN_IF_ERROR(
       RequireNonNull(free_bytes, "mem_get_info", "free_bytes"));
-  THREADED_SIM_RETURN_IF_ERROR(
+  SIM_RETURN_IF_ERROR(
       RequireNonNull(total_bytes, "mem_get_info", "total_bytes"));
   const DeviceMemory& memory = state->device(device).memory();
   *total_bytes = memory.capacity_bytes();

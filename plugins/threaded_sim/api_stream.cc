@@ -3,7 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/global_state.h"
 #include "plugins/threaded_sim/handle_registry.h"
@@ -12,13 +12,17 @@
 
 namespace openreg::threaded_sim {
 
+using sim::Fail;
+
+using sim::RequireNonNull;
+
 openreg_status StreamCreate(int32_t device, int32_t priority,
                             openreg_stream* stream) {
   constexpr const char* kFunction = "stream_create";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  THREADED_SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
-  THREADED_SIM_RETURN_IF_ERROR(RequireNonNull(stream, kFunction, "stream"));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  SIM_RETURN_IF_ERROR(RequireNonNull(stream, kFunction, "stream"));
   if (priority < kGreatestStreamPriority || priority > kLeastStreamPriority) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: priority %d is outside the valid range "
@@ -51,7 +55,7 @@ openreg_status StreamQuery(openreg_stream stream) {
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   return target->Query(kFunction);
 }
 
@@ -60,7 +64,7 @@ openreg_status StreamSynchronize(openreg_stream stream) {
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   return target->Synchronize(kFunction);
 }
 
@@ -70,9 +74,9 @@ openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   std::shared_ptr<Event> awaited;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
+  SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
   const uint64_t version = awaited->LatestVersion();
   // Nothing to wait for: never recorded, or that record already completed.
   if (awaited->IsComplete(version)) return OPENREG_SUCCESS;
@@ -86,7 +90,7 @@ openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
-  THREADED_SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   if (fn == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: argument 'fn' is NULL; pass the host "

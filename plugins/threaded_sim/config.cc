@@ -1,10 +1,12 @@
 #include "plugins/threaded_sim/config.h"
 
 #include "absl/strings/str_format.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/struct_size.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Fail;
 
 openreg_status ParseConfig(const openreg_driver_config* config,
                            DriverConfig* out) {

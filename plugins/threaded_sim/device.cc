@@ -8,9 +8,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "plugins/threaded_sim/adversarial_delay.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Fail;
 
 Device::Device(int32_t index, uint64_t memory_bytes,
                const DriverOptions& options)

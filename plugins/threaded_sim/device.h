@@ -24,7 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/driver/openreg_driver.h"
-#include "plugins/threaded_sim/device_memory.h"
+#include "plugins/sim_support/device_memory.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/execution_slots.h"
 #include "plugins/threaded_sim/options.h"
@@ -40,8 +40,8 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   int32_t index() const { return index_; }
-  DeviceMemory& memory() { return memory_; }
-  const DeviceMemory& memory() const { return memory_; }
+  sim::DeviceMemory& memory() { return memory_; }
+  const sim::DeviceMemory& memory() const { return memory_; }
   int32_t execution_slots() const { return slots_.count(); }
 
   // stream_create: a new stream on this device, for an already validated
@@ -69,7 +69,7 @@ class Device {
 
   const int32_t index_;
   const DriverOptions options_;
-  DeviceMemory memory_;
+  sim::DeviceMemory memory_;
   ExecutionSlots slots_;
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);

@@ -4,9 +4,13 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Allocation;
+
+using sim::Fail;
 
 DriverState::DriverState(const DriverConfig& config)
     : device_memory_bytes_(config.device_memory_bytes) {

@@ -15,12 +15,12 @@
 
 #include "absl/time/time.h"
 #include "core/driver/openreg_driver.h"
-#include "plugins/threaded_sim/allocation_table.h"
+#include "plugins/sim_support/allocation_table.h"
 #include "plugins/threaded_sim/config.h"
 #include "plugins/threaded_sim/device.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/handle_registry.h"
-#include "plugins/threaded_sim/pinned_host_memory.h"
+#include "plugins/sim_support/pinned_host_memory.h"
 #include "plugins/threaded_sim/stream.h"
 
 namespace openreg::threaded_sim {
@@ -33,7 +33,7 @@ inline constexpr absl::Duration kWorkerJoinTimeout = absl::Seconds(5);
 struct PointerInfo {
   int32_t memory_type = OPENREG_MEMORY_TYPE_UNREGISTERED;
   int32_t device = -1;  // -1 unless memory_type is DEVICE
-  Allocation allocation;
+  sim::Allocation allocation;
 };
 
 class DriverState {
@@ -54,7 +54,7 @@ class DriverState {
 
   // Callers pass a device index that CheckDevice accepted.
   Device& device(int32_t index) { return *devices_[index]; }
-  PinnedHostMemory& pinned_memory() { return pinned_memory_; }
+  sim::PinnedHostMemory& pinned_memory() { return pinned_memory_; }
   HandleRegistry<openreg_stream, Stream>& streams() { return streams_; }
   HandleRegistry<openreg_event, Event>& events() { return events_; }
 
@@ -84,7 +84,7 @@ class DriverState {
  private:
   const uint64_t device_memory_bytes_;
   std::vector<std::unique_ptr<Device>> devices_;
-  PinnedHostMemory pinned_memory_;
+  sim::PinnedHostMemory pinned_memory_;
   HandleRegistry<openreg_stream, Stream> streams_;
   HandleRegistry<openreg_event, Event> events_;
 };

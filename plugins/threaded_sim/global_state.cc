@@ -11,9 +11,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Fail;
+
 namespace {
 
 // Why the slot holds no state, for NOT_INITIALIZED messages.

@@ -11,9 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Fail;
+
 namespace {
 
 // One option key: how to read its value into DriverOptions. `Parse` returns

@@ -4,9 +4,13 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::threaded_sim {
+
+using sim::Fail;
+using sim::StatusName;
+
 namespace {
 
 // Set for the lifetime of a worker thread's loop.

@@ -4,10 +4,14 @@
 // core's symbol space.
 #include "core/driver/openreg_driver.h"
 #include "plugins/threaded_sim/api.h"
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 namespace openreg::threaded_sim {
 namespace {
+
+// The driver's name: in the function table and, through sim::DriverName(), as
+// the prefix of every error message.
+constexpr char kDriverName[] = "threaded_sim";
 
 // The table is filled for ABI v1.0 exactly; a newer minor version appends
 // fields that this driver must opt into explicitly, so the minor version and
@@ -16,7 +20,7 @@ constexpr openreg_driver_api kApi = {
     /*struct_size=*/OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
     /*abi_version_major=*/OPENREG_DRIVER_ABI_VERSION_MAJOR,
     /*abi_version_minor=*/0,
-    /*driver_name=*/"threaded_sim",
+    /*driver_name=*/kDriverName,
     /*driver_version=*/"1.0.0",
     /*init=*/Init,
     /*shutdown=*/Shutdown,
@@ -49,10 +53,15 @@ constexpr openreg_driver_api kApi = {
 }  // namespace
 }  // namespace openreg::threaded_sim
 
+// Declared by plugins/sim_support/error.h; each driver defines it once.
+const char* openreg::sim::DriverName() {
+  return openreg::threaded_sim::kDriverName;
+}
+
 extern "C" __attribute__((visibility("default"))) openreg_status
 OPENREG_DRIVER_ENTRY_SYMBOL(uint32_t core_abi_major, uint32_t core_abi_minor,
                             const openreg_driver_api** api) {
-  using openreg::threaded_sim::Fail;
+  using openreg::sim::Fail;
   if (api == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 "openreg_driver_get_api: argument 'api' is NULL; pass the "

@@ -1,9 +1,9 @@
-#include "plugins/threaded_sim/error.h"
+#include "plugins/sim_support/error.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace openreg::threaded_sim {
+namespace openreg::sim {
 namespace {
 
 std::string& ThreadLastError() {
@@ -14,7 +14,7 @@ std::string& ThreadLastError() {
 }  // namespace
 
 openreg_status Fail(openreg_status status, const std::string& message) {
-  ThreadLastError() = absl::StrCat("threaded_sim: ", message);
+  ThreadLastError() = absl::StrCat(DriverName(), ": ", message);
   return status;
 }
 
@@ -55,4 +55,4 @@ openreg_status RequireNonNull(const void* pointer, const char* function,
                               function, argument));
 }
 
-}  // namespace openreg::threaded_sim
+}  // namespace openreg::sim

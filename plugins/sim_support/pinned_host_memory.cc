@@ -1,11 +1,11 @@
-#include "plugins/cpu_sim/host_memory.h"
+#include "plugins/sim_support/pinned_host_memory.h"
 
 #include "absl/strings/str_format.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
-namespace openreg::cpu_sim {
+namespace openreg::sim {
 
-openreg_status HostMemory::Allocate(size_t size, void** ptr) {
+openreg_status PinnedHostMemory::Allocate(size_t size, void** ptr) {
   absl::MutexLock lock(&mu_);
   void* block = table_.Allocate(size);
   if (block == nullptr) {
@@ -18,7 +18,7 @@ openreg_status HostMemory::Allocate(size_t size, void** ptr) {
   return OPENREG_SUCCESS;
 }
 
-openreg_status HostMemory::Free(void* ptr) {
+openreg_status PinnedHostMemory::Free(void* ptr) {
   absl::MutexLock lock(&mu_);
   const std::optional<Allocation> owner = table_.Find(ptr);
   if (!owner.has_value()) {
@@ -29,23 +29,20 @@ openreg_status HostMemory::Free(void* ptr) {
                                 ptr));
   }
   if (owner->base != ptr) {
-    return Fail(
-        OPENREG_ERROR_INVALID_ARGUMENT,
-        absl::StrFormat("host_free: %p points %u bytes into the pinned "
-                        "allocation at %p (%u bytes); pass the base pointer "
-                        "that host_malloc returned",
-                        ptr,
-                        static_cast<const char*>(ptr) -
-                            static_cast<const char*>(owner->base),
-                        owner->base, owner->size));
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("host_free: %p points %u bytes into the "
+                                "pinned allocation at %p (%u bytes); pass the "
+                                "base pointer that host_malloc returned",
+                                ptr, owner->OffsetOf(ptr), owner->base,
+                                owner->size));
   }
   table_.Erase(ptr);
   return OPENREG_SUCCESS;
 }
 
-std::optional<Allocation> HostMemory::Find(const void* ptr) const {
+std::optional<Allocation> PinnedHostMemory::Find(const void* ptr) const {
   absl::MutexLock lock(&mu_);
   return table_.Find(ptr);
 }
 
-}  // namespace openreg::cpu_sim
+}  // namespace openreg::sim

@@ -6,8 +6,8 @@
 // memory the core never freed).
 // Thread-safety: none. Each owner (DeviceMemory, PinnedHostMemory) guards its
 // table with its own mutex.
-#ifndef OPENREG_PLUGINS_THREADED_SIM_ALLOCATION_TABLE_H_
-#define OPENREG_PLUGINS_THREADED_SIM_ALLOCATION_TABLE_H_
+#ifndef OPENREG_PLUGINS_SIM_SUPPORT_ALLOCATION_TABLE_H_
+#define OPENREG_PLUGINS_SIM_SUPPORT_ALLOCATION_TABLE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 #include "absl/container/btree_map.h"
 
-namespace openreg::threaded_sim {
+namespace openreg::sim {
 
 // One live block: [base, base + size).
 struct Allocation {
@@ -67,6 +67,6 @@ class AllocationTable {
   uint64_t bytes_in_use_ = 0;
 };
 
-}  // namespace openreg::threaded_sim
+}  // namespace openreg::sim
 
-#endif  // OPENREG_PLUGINS_THREADED_SIM_ALLOCATION_TABLE_H_
+#endif  // OPENREG_PLUGINS_SIM_SUPPORT_ALLOCATION_TABLE_H_

@@ -2,12 +2,13 @@
 // AllocationTable, with a fixed capacity that allocations may not exceed.
 //
 // Ownership: owns every allocation made on it until Free() or destruction.
-// Thread-safety: all members may be called concurrently from API calls; mu_
-// guards the allocation table (and with it the bytes in use). Worker threads
-// never call it: work items touch the memory itself, whose lifetime the
-// caller guarantees (device_free only after the work using it finished).
-#ifndef OPENREG_PLUGINS_THREADED_SIM_DEVICE_MEMORY_H_
-#define OPENREG_PLUGINS_THREADED_SIM_DEVICE_MEMORY_H_
+// Thread-safety: all members may be called concurrently; mu_ guards the
+// allocation table (and with it the bytes in use). Errors are reported with
+// Fail(), so members are meant for API-call threads: threaded_sim's worker
+// threads touch only the memory itself, whose lifetime the caller guarantees
+// (device_free only after the work using it finished).
+#ifndef OPENREG_PLUGINS_SIM_SUPPORT_DEVICE_MEMORY_H_
+#define OPENREG_PLUGINS_SIM_SUPPORT_DEVICE_MEMORY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,9 +17,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "core/driver/openreg_driver.h"
-#include "plugins/threaded_sim/allocation_table.h"
+#include "plugins/sim_support/allocation_table.h"
 
-namespace openreg::threaded_sim {
+namespace openreg::sim {
 
 // The ABI requires device memory aligned to at least 256 bytes.
 inline constexpr size_t kDeviceMemoryAlignment = 256;
@@ -50,6 +51,6 @@ class DeviceMemory {
   AllocationTable table_ ABSL_GUARDED_BY(mu_){kDeviceMemoryAlignment};
 };
 
-}  // namespace openreg::threaded_sim
+}  // namespace openreg::sim
 
-#endif  // OPENREG_PLUGINS_THREADED_SIM_DEVICE_MEMORY_H_
+#endif  // OPENREG_PLUGINS_SIM_SUPPORT_DEVICE_MEMORY_H_

@@ -1,8 +1,8 @@
-#include "plugins/cpu_sim/allocation_table.h"
+#include "plugins/sim_support/allocation_table.h"
 
 #include <new>
 
-namespace openreg::cpu_sim {
+namespace openreg::sim {
 
 AllocationTable::AllocationTable(size_t alignment) : alignment_(alignment) {}
 
@@ -44,4 +44,4 @@ void AllocationTable::FreeBlock(void* base) const {
   ::operator delete(base, std::align_val_t{alignment_});
 }
 
-}  // namespace openreg::cpu_sim
+}  // namespace openreg::sim

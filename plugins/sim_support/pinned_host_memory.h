@@ -1,14 +1,15 @@
-// Pinned host memory: what host_malloc hands out. Copies between it and device
-// memory are fully asynchronous; copies from or to any other ("pageable")
-// host memory are staged or blocking instead (see api_copy.cc). Nothing here
-// does DMA, so the memory is ordinary page-aligned memory; it is tracked so
-// copies and pointer_get_attributes can tell it apart.
+// Pinned host memory: what host_malloc hands out. Nothing in the simulated
+// drivers does DMA, so the memory is ordinary page-aligned memory; it is
+// tracked so pointer_get_attributes can report it as OPENREG_MEMORY_TYPE_HOST
+// and, in threaded_sim, so copies can tell it from pageable host memory
+// (copies between pinned and device memory are fully asynchronous there; see
+// plugins/threaded_sim/api_copy.cc).
 //
 // Ownership: owns every allocation until Free() or destruction.
 // Thread-safety: all members may be called concurrently; mu_ guards the
 // allocation table.
-#ifndef OPENREG_PLUGINS_THREADED_SIM_PINNED_HOST_MEMORY_H_
-#define OPENREG_PLUGINS_THREADED_SIM_PINNED_HOST_MEMORY_H_
+#ifndef OPENREG_PLUGINS_SIM_SUPPORT_PINNED_HOST_MEMORY_H_
+#define OPENREG_PLUGINS_SIM_SUPPORT_PINNED_HOST_MEMORY_H_
 
 #include <cstddef>
 #include <optional>
@@ -16,9 +17,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "core/driver/openreg_driver.h"
-#include "plugins/threaded_sim/allocation_table.h"
+#include "plugins/sim_support/allocation_table.h"
 
-namespace openreg::threaded_sim {
+namespace openreg::sim {
 
 // Page alignment, as real page-locked allocations have.
 inline constexpr size_t kPinnedHostMemoryAlignment = 4096;
@@ -45,6 +46,6 @@ class PinnedHostMemory {
   AllocationTable table_ ABSL_GUARDED_BY(mu_){kPinnedHostMemoryAlignment};
 };
 
-}  // namespace openreg::threaded_sim
+}  // namespace openreg::sim
 
-#endif  // OPENREG_PLUGINS_THREADED_SIM_PINNED_HOST_MEMORY_H_
+#endif  // OPENREG_PLUGINS_SIM_SUPPORT_PINNED_HOST_MEMORY_H_

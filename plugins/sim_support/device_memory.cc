@@ -1,9 +1,9 @@
-#include "plugins/cpu_sim/device_memory.h"
+#include "plugins/sim_support/device_memory.h"
 
 #include "absl/strings/str_format.h"
-#include "plugins/cpu_sim/error.h"
+#include "plugins/sim_support/error.h"
 
-namespace openreg::cpu_sim {
+namespace openreg::sim {
 
 DeviceMemory::DeviceMemory(int32_t device, uint64_t capacity_bytes)
     : device_(device), capacity_bytes_(capacity_bytes) {}
@@ -42,15 +42,13 @@ openreg_status DeviceMemory::Free(void* ptr) {
                                 ptr, device_));
   }
   if (owner->base != ptr) {
-    return Fail(
-        OPENREG_ERROR_INVALID_ARGUMENT,
-        absl::StrFormat("device_free: %p points %u bytes into the allocation "
-                        "at %p (%u bytes) of device %d; pass the base pointer "
-                        "that device_malloc returned",
-                        ptr,
-                        static_cast<const char*>(ptr) -
-                            static_cast<const char*>(owner->base),
-                        owner->base, owner->size, device_));
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("device_free: %p points %u bytes into the "
+                                "allocation at %p (%u bytes) of device %d; "
+                                "pass the base pointer that device_malloc "
+                                "returned",
+                                ptr, owner->OffsetOf(ptr), owner->base,
+                                owner->size, device_));
   }
   table_.Erase(ptr);
   return OPENREG_SUCCESS;
@@ -66,4 +64,4 @@ uint64_t DeviceMemory::bytes_in_use() const {
   return table_.bytes_in_use();
 }
 
-}  // namespace openreg::cpu_sim
+}  // namespace openreg::sim
