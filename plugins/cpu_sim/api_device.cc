@@ -6,7 +6,7 @@
 #include "plugins/cpu_sim/driver_state.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/cpu_sim/stream.h"
-#include "plugins/cpu_sim/struct_size.h"
+#include "plugins/sim_support/struct_size.h"
 
 namespace openreg::cpu_sim {
 
@@ -36,7 +36,7 @@ openreg_status GetDeviceProperties(int32_t device,
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
-  if (!CPU_SIM_HAS_FIELD(openreg_device_properties, props, name)) {
+  if (!SIM_HAS_FIELD(openreg_device_properties, props, name)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: props->struct_size is %u, too small for "
                                 "any v1.0 field (at least %u); set it to "
@@ -48,19 +48,19 @@ openreg_status GetDeviceProperties(int32_t device,
                                 OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0));
   }
   std::snprintf(props->name, sizeof(props->name), "%s", kDeviceName);
-  if (CPU_SIM_HAS_FIELD(openreg_device_properties, props,
+  if (SIM_HAS_FIELD(openreg_device_properties, props,
                         total_memory_bytes)) {
     props->total_memory_bytes = state->device_memory_bytes();
   }
-  if (CPU_SIM_HAS_FIELD(openreg_device_properties, props,
+  if (SIM_HAS_FIELD(openreg_device_properties, props,
                         least_stream_priority)) {
     props->least_stream_priority = kLeastStreamPriority;
   }
-  if (CPU_SIM_HAS_FIELD(openreg_device_properties, props,
+  if (SIM_HAS_FIELD(openreg_device_properties, props,
                         greatest_stream_priority)) {
     props->greatest_stream_priority = kGreatestStreamPriority;
   }
-  if (CPU_SIM_HAS_FIELD(openreg_device_properties, props,
+  if (SIM_HAS_FIELD(openreg_device_properties, props,
                         concurrent_streams)) {
     props->concurrent_streams = kConcurrentStreams;
   }

@@ -17,21 +17,17 @@
 #include <vector>
 
 #include "core/driver/openreg_driver.h"
-#include "plugins/sim_support/allocation_table.h"
 #include "plugins/cpu_sim/config.h"
-#include "plugins/sim_support/device_memory.h"
 #include "plugins/cpu_sim/event.h"
-#include "plugins/sim_support/pinned_host_memory.h"
 #include "plugins/cpu_sim/stream.h"
+#include "plugins/sim_support/allocation_table.h"
+#include "plugins/sim_support/device_memory.h"
+#include "plugins/sim_support/pinned_host_memory.h"
+#include "plugins/sim_support/pointer_attributes.h"
 
 namespace openreg::cpu_sim {
 
-// What pointer_get_attributes reports about a pointer.
-struct PointerInfo {
-  int32_t memory_type = OPENREG_MEMORY_TYPE_UNREGISTERED;
-  int32_t device = -1;  // -1 unless memory_type is DEVICE
-  sim::Allocation allocation = {nullptr, 0};
-};
+using sim::PointerInfo;
 
 class DriverState {
  public:

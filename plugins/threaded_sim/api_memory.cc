@@ -5,7 +5,6 @@
 #include "plugins/threaded_sim/driver_state.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/global_state.h"
-#include "plugins/threaded_sim/struct_size.h"
 
 namespace openreg::threaded_sim {
 
@@ -55,35 +54,9 @@ openreg_status HostFree(void* ptr) {
 
 openreg_status PointerGetAttributes(const void* ptr,
                                     openreg_pointer_attributes* attributes) {
-  constexpr const char* kFunction = "pointer_get_attributes";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  std::shared_ptr<DriverState> state = AcquireState("pointer_get_attributes");
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  SIM_RETURN_IF_ERROR(
-      RequireNonNull(attributes, kFunction, "attributes"));
-  if (!THREADED_SIM_HAS_FIELD(openreg_pointer_attributes, attributes,
-                              memory_type)) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: attributes->struct_size is %u, too small "
-                                "for any v1.0 field (at least %u); set it to "
-                                "OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0 "
-                                "(%u) or sizeof(openreg_pointer_attributes)",
-                                kFunction, attributes->struct_size,
-                                OPENREG_STRUCT_SIZE(openreg_pointer_attributes,
-                                                    memory_type),
-                                OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0));
-  }
-  const PointerInfo info = state->Classify(ptr);
-  attributes->memory_type = info.memory_type;
-  if (THREADED_SIM_HAS_FIELD(openreg_pointer_attributes, attributes, device)) {
-    attributes->device = info.device;
-  }
-  if (THREADED_SIM_HAS_FIELD(openreg_pointer_attributes, attributes, base)) {
-    attributes->base = info.allocation.base;
-  }
-  if (THREADED_SIM_HAS_FIELD(openreg_pointer_attributes, attributes, size)) {
-    attributes->size = info.allocation.size;
-  }
-  return OPENREG_SUCCESS;
+  return sim::WritePointerAttributes(state->Classify(ptr), attributes);
 }
 
 openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,

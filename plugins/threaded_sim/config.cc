@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "plugins/sim_support/error.h"
-#include "plugins/threaded_sim/struct_size.h"
+#include "plugins/sim_support/struct_size.h"
 
 namespace openreg::threaded_sim {
 
@@ -12,7 +12,7 @@ openreg_status ParseConfig(const openreg_driver_config* config,
                            DriverConfig* out) {
   *out = DriverConfig{};
   if (config == nullptr) return OPENREG_SUCCESS;
-  if (!THREADED_SIM_HAS_FIELD(openreg_driver_config, config, device_count)) {
+  if (!SIM_HAS_FIELD(openreg_driver_config, config, device_count)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("init: config->struct_size is %u, too small "
                                 "for any v1.0 field; set it to "
@@ -29,12 +29,12 @@ openreg_status ParseConfig(const openreg_driver_config* config,
                                 kDefaultDeviceCount));
   }
   if (config->device_count != 0) out->device_count = config->device_count;
-  if (THREADED_SIM_HAS_FIELD(openreg_driver_config, config,
+  if (SIM_HAS_FIELD(openreg_driver_config, config,
                              device_memory_bytes) &&
       config->device_memory_bytes != 0) {
     out->device_memory_bytes = config->device_memory_bytes;
   }
-  if (THREADED_SIM_HAS_FIELD(openreg_driver_config, config, options)) {
+  if (SIM_HAS_FIELD(openreg_driver_config, config, options)) {
     return ParseOptions(config->options, &out->options);
   }
   return OPENREG_SUCCESS;

@@ -16,11 +16,12 @@
 #include "absl/time/time.h"
 #include "core/driver/openreg_driver.h"
 #include "plugins/sim_support/allocation_table.h"
+#include "plugins/sim_support/pinned_host_memory.h"
+#include "plugins/sim_support/pointer_attributes.h"
 #include "plugins/threaded_sim/config.h"
 #include "plugins/threaded_sim/device.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/handle_registry.h"
-#include "plugins/sim_support/pinned_host_memory.h"
 #include "plugins/threaded_sim/stream.h"
 
 namespace openreg::threaded_sim {
@@ -29,12 +30,7 @@ namespace openreg::threaded_sim {
 // it is running before leaving it running and keeping the state alive.
 inline constexpr absl::Duration kWorkerJoinTimeout = absl::Seconds(5);
 
-// What pointer_get_attributes reports about a pointer.
-struct PointerInfo {
-  int32_t memory_type = OPENREG_MEMORY_TYPE_UNREGISTERED;
-  int32_t device = -1;  // -1 unless memory_type is DEVICE
-  sim::Allocation allocation;
-};
+using sim::PointerInfo;
 
 class DriverState {
  public:
