@@ -1,0 +1,58 @@
+// A block: a contiguous piece of one segment (one driver allocation), either
+// handed out, waiting for events recorded by record_stream, or free in its
+// pool. The blocks of a segment form a doubly linked list in address order,
+// so freeing a block can merge it with free neighbours.
+//
+// Thread-safety: a block is owned by its DeviceMemoryPool and read or
+// written only under that pool's mutex.
+#ifndef OPENREG_CORE_RUNTIME_MEMORY_BLOCK_H_
+#define OPENREG_CORE_RUNTIME_MEMORY_BLOCK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "absl/container/inlined_vector.h"
+#include "core/driver/openreg_driver.h"
+
+namespace openreg {
+
+class DeviceMemoryPool;
+
+enum class BlockState {
+  kAllocated,      // handed out
+  kAwaitingEvents, // freed; streams it was recorded on have not caught up
+  kFree,           // in its pool's free set
+};
+
+struct Block {
+  DeviceMemoryPool* pool = nullptr;
+  void* ptr = nullptr;
+  size_t size = 0;       // bytes this block spans
+  size_t requested = 0;  // bytes asked for, while allocated
+  bool small = false;    // small pool or large pool
+  BlockState state = BlockState::kFree;
+  Block* prev = nullptr;  // neighbours in the same segment
+  Block* next = nullptr;
+  // Streams named by Tensor.record_stream while allocated; on free, an event
+  // is recorded on each and the block is reused only once all have fired.
+  absl::InlinedVector<openreg_stream, 1> stream_uses;
+  int32_t pending_events = 0;
+
+  // Part of a segment that holds other blocks too.
+  bool is_split() const { return prev != nullptr || next != nullptr; }
+  char* begin() const { return static_cast<char*>(ptr); }
+};
+
+// Free-set order: best fit is the first block not smaller than the request;
+// ties go to the lowest address, which keeps reuse deterministic.
+struct BlockBySizeThenAddress {
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->size != b->size) return a->size < b->size;
+    return std::less<const void*>()(a->ptr, b->ptr);
+  }
+};
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_RUNTIME_MEMORY_BLOCK_H_

@@ -1,0 +1,313 @@
+#include "core/runtime/memory/device_memory_pool.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/runtime/memory/format_bytes.h"
+#include "core/runtime/memory/size_classes.h"
+
+namespace openreg {
+
+DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
+                                   const AllocatorConfig& config)
+    : driver_(driver), device_(device), config_(config) {
+  if (config_.has_max_split_size()) {
+    stats_.max_split_size = static_cast<int64_t>(config_.max_split_size);
+  }
+}
+
+DeviceMemoryPool::~DeviceMemoryPool() {
+  absl::MutexLock lock(&mutex_);
+  ProcessEvents(/*wait=*/true);
+  ReleaseFreeSegments().IgnoreError();  // nothing to report to at teardown
+  for (openreg_event event : spare_events_) {
+    driver_.EventDestroy(event).IgnoreError();
+  }
+}
+
+absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
+    size_t requested, absl::FunctionRef<void()> reclaim) {
+  const size_t size = RoundedBlockSize(requested);
+  {
+    absl::MutexLock lock(&mutex_);
+    absl::StatusOr<Block*> block = FindOrAllocate(size);
+    if (block.ok()) return HandOut(*block, size, requested);
+    if (block.status().code() != absl::StatusCode::kResourceExhausted) {
+      return block.status();
+    }
+  }
+  // Queued work may own memory it no longer needs once it has run; its owner
+  // finishes it, outside our lock, since that frees blocks.
+  reclaim();
+  absl::MutexLock lock(&mutex_);
+  ++stats_.num_sync_all_streams;
+  absl::StatusOr<Block*> block = FindOrAllocate(size);
+  if (block.ok()) return HandOut(*block, size, requested);
+  if (block.status().code() != absl::StatusCode::kResourceExhausted) {
+    return block.status();
+  }
+  ++stats_.num_ooms;
+  return OutOfMemory(requested, block.status());
+}
+
+Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested) {
+  MaybeSplit(block, size);
+  block->state = BlockState::kAllocated;
+  block->requested = requested;
+  stats_.allocation.Increase(block->small, 1);
+  stats_.allocated_bytes.Increase(block->small, block->size);
+  stats_.requested_bytes.Increase(block->small, requested);
+  stats_.active.Increase(block->small, 1);
+  stats_.active_bytes.Increase(block->small, block->size);
+  if (IsOversize(block->size)) stats_.oversize_allocations.Increase(1);
+  return block;
+}
+
+absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(size_t size) {
+  ProcessEvents(/*wait=*/false);
+  if (Block* cached = TakeCachedBlock(size)) return cached;
+  const bool small = IsSmallBlockSize(size);
+  const size_t segment_size = SegmentSizeFor(size);
+  absl::StatusOr<Block*> block = AllocateSegment(segment_size, small);
+  if (block.ok() || !config_.release_on_oom ||
+      block.status().code() != absl::StatusCode::kResourceExhausted) {
+    return block;
+  }
+  // The cache may hold the memory in segments of the wrong size or pool.
+  ++stats_.num_alloc_retries;
+  absl::Status released = ReleaseFreeSegments();
+  if (!released.ok()) return released;
+  return AllocateSegment(segment_size, small);
+}
+
+Block* DeviceMemoryPool::TakeCachedBlock(size_t size) {
+  FreeSet& free_set = FreeSetFor(IsSmallBlockSize(size));
+  Block key;
+  key.size = size;
+  auto it = free_set.lower_bound(&key);
+  if (it == free_set.end()) return nullptr;
+  Block* block = *it;
+  if (config_.has_max_split_size()) {
+    // Oversize blocks are kept for oversize requests, and an oversize request
+    // does not take a block that would waste a whole large segment.
+    if (!IsOversize(size) && IsOversize(block->size)) return nullptr;
+    if (IsOversize(size) && block->size >= size + kLargeSegmentSize) {
+      return nullptr;
+    }
+  }
+  EraseFree(block);
+  return block;
+}
+
+absl::StatusOr<Block*> DeviceMemoryPool::AllocateSegment(size_t segment_size,
+                                                         bool small) {
+  absl::StatusOr<void*> ptr = driver_.DeviceMalloc(device_, segment_size);
+  if (!ptr.ok()) return ptr.status();
+  ++stats_.num_device_alloc;
+  stats_.segment.Increase(small, 1);
+  stats_.reserved_bytes.Increase(small, segment_size);
+  if (IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
+  Block* block = new Block();
+  block->pool = this;
+  block->ptr = *ptr;
+  block->size = segment_size;
+  block->small = small;
+  return block;
+}
+
+void DeviceMemoryPool::MaybeSplit(Block* block, size_t size) {
+  const size_t remaining = block->size - size;
+  const bool worth_splitting =
+      block->small ? remaining >= kMinBlockSize
+                   : remaining > kSmallRequestLimit && !IsOversize(size);
+  if (!worth_splitting) return;
+  Block* rest = new Block();
+  rest->pool = this;
+  rest->ptr = block->begin() + size;
+  rest->size = remaining;
+  rest->small = block->small;
+  rest->prev = block;
+  rest->next = block->next;
+  if (block->next != nullptr) block->next->prev = rest;
+  block->next = rest;
+  block->size = size;
+  InsertFree(rest);
+}
+
+void DeviceMemoryPool::InsertFree(Block* block) {
+  block->state = BlockState::kFree;
+  FreeSetFor(block->small).insert(block);
+  if (block->is_split()) {
+    stats_.inactive_split.Increase(block->small, 1);
+    stats_.inactive_split_bytes.Increase(block->small, block->size);
+  }
+}
+
+void DeviceMemoryPool::EraseFree(Block* block) {
+  FreeSetFor(block->small).erase(block);
+  if (block->is_split()) {
+    stats_.inactive_split.Decrease(block->small, 1);
+    stats_.inactive_split_bytes.Decrease(block->small, block->size);
+  }
+}
+
+void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
+  stats_.active.Decrease(block->small, 1);
+  stats_.active_bytes.Decrease(block->small, block->size);
+  if (Block* prev = block->prev; prev != nullptr && prev->state == BlockState::kFree) {
+    EraseFree(prev);
+    block->ptr = prev->ptr;
+    block->size += prev->size;
+    block->prev = prev->prev;
+    if (block->prev != nullptr) block->prev->next = block;
+    delete prev;
+  }
+  if (Block* next = block->next; next != nullptr && next->state == BlockState::kFree) {
+    EraseFree(next);
+    block->size += next->size;
+    block->next = next->next;
+    if (block->next != nullptr) block->next->prev = block;
+    delete next;
+  }
+  InsertFree(block);
+}
+
+void DeviceMemoryPool::Free(Block* block) {
+  absl::MutexLock lock(&mutex_);
+  stats_.allocation.Decrease(block->small, 1);
+  stats_.allocated_bytes.Decrease(block->small, block->size);
+  stats_.requested_bytes.Decrease(block->small, block->requested);
+  if (IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
+  block->requested = 0;
+  bool unsafe_to_reuse = false;
+  for (openreg_stream stream : block->stream_uses) {
+    absl::StatusOr<openreg_event> event = TakeEvent();
+    if (event.ok() && driver_.EventRecord(*event, stream).ok()) {
+      pending_events_.push_back({*event, block});
+      ++block->pending_events;
+      continue;
+    }
+    if (event.ok()) spare_events_.push_back(*event);
+    unsafe_to_reuse = true;
+  }
+  block->stream_uses.clear();
+  if (unsafe_to_reuse) {
+    // Without an event there is no telling when that stream is done with the
+    // block: it stays active, and out of circulation, for good.
+    block->state = BlockState::kAllocated;
+    return;
+  }
+  if (block->pending_events > 0) {
+    block->state = BlockState::kAwaitingEvents;
+    return;
+  }
+  ReturnToFreeSet(block);
+}
+
+void DeviceMemoryPool::RecordStream(Block* block, openreg_stream stream) {
+  absl::MutexLock lock(&mutex_);
+  for (openreg_stream recorded : block->stream_uses) {
+    if (recorded == stream) return;
+  }
+  block->stream_uses.push_back(stream);
+}
+
+absl::StatusOr<openreg_event> DeviceMemoryPool::TakeEvent() {
+  if (!spare_events_.empty()) {
+    openreg_event event = spare_events_.back();
+    spare_events_.pop_back();
+    return event;
+  }
+  return driver_.EventCreate(device_, /*flags=*/0);
+}
+
+void DeviceMemoryPool::ProcessEvents(bool wait) {
+  size_t kept = 0;
+  for (PendingEvent& pending : pending_events_) {
+    // A failed wait means the stream failed; it is past the event either way.
+    const bool fired =
+        wait ? (driver_.EventSynchronize(pending.event).IgnoreError(), true)
+             : driver_.EventQuery(pending.event).value_or(false);
+    if (!fired) {
+      pending_events_[kept++] = pending;
+      continue;
+    }
+    spare_events_.push_back(pending.event);
+    if (--pending.block->pending_events == 0) ReturnToFreeSet(pending.block);
+  }
+  pending_events_.resize(kept);
+}
+
+absl::Status DeviceMemoryPool::ReleaseFreeSegments() {
+  absl::Status first_error;
+  for (FreeSet* free_set : {&small_free_, &large_free_}) {
+    for (auto it = free_set->begin(); it != free_set->end();) {
+      Block* block = *it;
+      if (block->is_split()) {
+        ++it;
+        continue;
+      }
+      absl::Status freed = driver_.DeviceFree(device_, block->ptr);
+      if (!freed.ok()) {
+        first_error.Update(freed);
+        ++it;
+        continue;
+      }
+      it = free_set->erase(it);
+      ++stats_.num_device_free;
+      stats_.segment.Decrease(block->small, 1);
+      stats_.reserved_bytes.Decrease(block->small, block->size);
+      if (IsOversize(block->size)) stats_.oversize_segments.Decrease(1);
+      delete block;
+    }
+  }
+  return first_error;
+}
+
+absl::Status DeviceMemoryPool::EmptyCache() {
+  absl::MutexLock lock(&mutex_);
+  ProcessEvents(/*wait=*/true);
+  return ReleaseFreeSegments();
+}
+
+absl::Status DeviceMemoryPool::OutOfMemory(size_t requested,
+                                           const absl::Status& driver_error) {
+  absl::StatusOr<MemoryInfo> info = driver_.MemGetInfo(device_);
+  const uint64_t total = info.ok() ? info->total_bytes : 0;
+  const uint64_t free = info.ok() ? info->free_bytes : 0;
+  const auto& all = [](const PoolStats& stats) {
+    return static_cast<uint64_t>(stats[StatPool::kAll].current);
+  };
+  const uint64_t allocated = all(stats_.allocated_bytes);
+  const uint64_t reserved = all(stats_.reserved_bytes);
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "openreg out of memory on device openreg:", device_,
+      ": tried to allocate ", FormatBytes(requested), ". The device has a "
+      "capacity of ", FormatBytes(total), ", of which ", FormatBytes(free),
+      " is free; PyTorch has ", FormatBytes(allocated), " allocated and ",
+      FormatBytes(reserved), " reserved by the caching allocator (",
+      FormatBytes(reserved - allocated), " reserved but unallocated). Free "
+      "tensors you no longer need, use smaller batches, or raise "
+      "OPENREG_DEVICE_MEMORY (e.g. OPENREG_DEVICE_MEMORY=32GiB) before the "
+      "device is first used; if much is reserved but unallocated, "
+      "OPENREG_ALLOC_CONF=max_split_size_mb:<MiB> limits fragmentation. "
+      "(driver: ", driver_error.message(), ")"));
+}
+
+DeviceMemoryStats DeviceMemoryPool::stats() const {
+  absl::MutexLock lock(&mutex_);
+  return stats_;
+}
+
+void DeviceMemoryPool::ResetPeakStats() {
+  absl::MutexLock lock(&mutex_);
+  stats_.ResetPeak();
+}
+
+void DeviceMemoryPool::ResetAccumulatedStats() {
+  absl::MutexLock lock(&mutex_);
+  stats_.ResetAccumulated();
+}
+
+}  // namespace openreg

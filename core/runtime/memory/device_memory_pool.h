@@ -1,0 +1,134 @@
+// The caching allocator of one device (Note [Device caching allocator]).
+//
+// Memory comes from the driver in segments and is handed out in blocks:
+// requests are rounded (size_classes.h), served best-fit from the small or
+// large pool, and a block bigger than needed is split; a freed block merges
+// with free neighbours and stays cached for the next request. Only
+// EmptyCache() and the out-of-memory path return whole free segments to the
+// driver, so a steady training loop makes no driver calls at all.
+//
+// Reuse and streams: the core's enqueued work owns the storages it touches
+// (Note [Asynchronous execution]), so a block is freed only after all work
+// the core enqueued on it has run, and may be handed out again at once, on
+// any stream. Uses the core cannot see are declared with RecordStream(): on
+// free, an event is recorded on each such stream and the block waits,
+// counted as active, until every event has fired.
+//
+// Thread-safety: every public method may be called from any thread,
+// including a driver's execution threads (kernels allocate scratch memory);
+// one mutex guards all state. No method calls back into the core while
+// holding it.
+#ifndef OPENREG_CORE_RUNTIME_MEMORY_DEVICE_MEMORY_POOL_H_
+#define OPENREG_CORE_RUNTIME_MEMORY_DEVICE_MEMORY_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "core/driver/driver.h"
+#include "core/runtime/memory/allocator_config.h"
+#include "core/runtime/memory/block.h"
+#include "core/runtime/memory/memory_stats.h"
+
+namespace openreg {
+
+class DeviceMemoryPool {
+ public:
+  // `driver` must outlive the pool.
+  DeviceMemoryPool(const Driver& driver, int32_t device,
+                   const AllocatorConfig& config);
+  // Returns every cached segment to the driver. Blocks still allocated are
+  // the caller's bug and are leaked, not freed under a user.
+  ~DeviceMemoryPool();
+
+  DeviceMemoryPool(const DeviceMemoryPool&) = delete;
+  DeviceMemoryPool& operator=(const DeviceMemoryPool&) = delete;
+
+  // A block of at least `size` bytes. When nothing fits even after releasing
+  // the cache, calls `reclaim` (without the lock held) so that its owner can
+  // finish queued work that still holds memory, and tries once more; then
+  // fails with kResourceExhausted and a message naming the device, the size,
+  // what is allocated and reserved, and the capacity.
+  absl::StatusOr<Block*> Allocate(size_t size,
+                                  absl::FunctionRef<void()> reclaim);
+
+  // Returns `block` to the pool, at once or when the streams recorded on it
+  // have caught up. Never fails: an event that cannot be recorded is
+  // replaced by synchronizing that stream.
+  void Free(Block* block);
+
+  // Declares that `stream` uses `block` (Tensor.record_stream).
+  void RecordStream(Block* block, openreg_stream stream);
+
+  // Waits for blocks awaiting events, then returns every free segment to the
+  // driver.
+  absl::Status EmptyCache();
+
+  DeviceMemoryStats stats() const;
+  void ResetPeakStats();
+  void ResetAccumulatedStats();
+
+  int32_t device() const { return device_; }
+
+ private:
+  using FreeSet = absl::btree_set<Block*, BlockBySizeThenAddress>;
+
+  FreeSet& FreeSetFor(bool small) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    return small ? small_free_ : large_free_;
+  }
+  // A cached block that may serve `size`, removed from its free set.
+  Block* TakeCachedBlock(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A new segment from the driver holding one block of `segment_size`.
+  absl::StatusOr<Block*> AllocateSegment(size_t segment_size, bool small)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A cached block, or a new segment, for `size`; kResourceExhausted when
+  // the driver has no room even after releasing the cache.
+  absl::StatusOr<Block*> FindOrAllocate(size_t size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Marks a block taken from the cache or the driver as allocated.
+  Block* HandOut(Block* block, size_t size, size_t requested)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Cuts `block` down to `size`, returning the rest to the free set, when
+  // the rest is worth keeping apart.
+  void MaybeSplit(Block* block, size_t size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void InsertFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void EraseFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Merges `block` with free neighbours and puts it in its free set.
+  void ReturnToFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Moves blocks whose events have all fired to the free sets. With `wait`,
+  // blocks until every pending event has fired.
+  void ProcessEvents(bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Returns whole free segments to the driver.
+  absl::Status ReleaseFreeSegments() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::StatusOr<openreg_event> TakeEvent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool IsOversize(size_t size) const { return size >= config_.max_split_size; }
+  absl::Status OutOfMemory(size_t requested, const absl::Status& driver_error)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  struct PendingEvent {
+    openreg_event event;
+    Block* block;
+  };
+
+  const Driver& driver_;
+  const int32_t device_;
+  const AllocatorConfig config_;
+
+  mutable absl::Mutex mutex_;
+  FreeSet small_free_ ABSL_GUARDED_BY(mutex_);
+  FreeSet large_free_ ABSL_GUARDED_BY(mutex_);
+  std::vector<PendingEvent> pending_events_ ABSL_GUARDED_BY(mutex_);
+  // Fired events kept for reuse: creating one is a driver call.
+  std::vector<openreg_event> spare_events_ ABSL_GUARDED_BY(mutex_);
+  DeviceMemoryStats stats_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_RUNTIME_MEMORY_DEVICE_MEMORY_POOL_H_

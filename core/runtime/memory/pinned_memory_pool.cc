@@ -1,0 +1,143 @@
+#include "core/runtime/memory/pinned_memory_pool.h"
+
+#include <bit>
+
+#include "absl/strings/str_cat.h"
+
+namespace openreg {
+
+PinnedMemoryPool::PinnedMemoryPool(const Driver& driver) : driver_(driver) {}
+
+PinnedMemoryPool::~PinnedMemoryPool() {
+  EmptyCache().IgnoreError();  // nothing to report to at teardown
+}
+
+int PinnedMemoryPool::BucketOf(size_t size) {
+  const size_t blocks = (size + kMinPinnedBlockSize - 1) / kMinPinnedBlockSize;
+  return blocks <= 1 ? 0 : std::bit_width(blocks - 1);
+}
+
+absl::StatusOr<void*> PinnedMemoryPool::Allocate(size_t size) {
+  const int bucket = BucketOf(size);
+  if (bucket >= kBucketCount) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot pin ", size, " bytes: more than the largest pinned block, ",
+        kMinPinnedBlockSize << (kBucketCount - 1), " bytes"));
+  }
+  const size_t block_size = kMinPinnedBlockSize << bucket;
+  absl::MutexLock lock(&mutex_);
+  ProcessEvents(/*wait=*/false);
+  void* ptr = nullptr;
+  if (!free_lists_[bucket].empty()) {
+    ptr = free_lists_[bucket].back();
+    free_lists_[bucket].pop_back();
+  } else {
+    absl::StatusOr<void*> fresh = driver_.HostMalloc(block_size);
+    if (!fresh.ok()) return fresh.status();
+    ptr = *fresh;
+    blocks_[ptr].size = block_size;
+    ++stats_.num_host_alloc;
+    stats_.allocations.Increase(1);
+    stats_.allocated_bytes.Increase(block_size);
+  }
+  blocks_[ptr].allocated = true;
+  stats_.active_requests.Increase(1);
+  stats_.active_bytes.Increase(block_size);
+  return ptr;
+}
+
+bool PinnedMemoryPool::RecordEvent(void* ptr, int32_t device,
+                                   openreg_stream stream) {
+  absl::MutexLock lock(&mutex_);
+  auto it = blocks_.find(ptr);
+  if (it == blocks_.end() || !it->second.allocated) return false;
+  absl::StatusOr<openreg_event> event = driver_.EventCreate(device, 0);
+  if (event.ok() && driver_.EventRecord(*event, stream).ok()) {
+    it->second.events.push_back(*event);
+    return true;
+  }
+  // No event to wait for: wait for the stream itself, so the block is never
+  // reused under the copy.
+  if (event.ok()) driver_.EventDestroy(*event).IgnoreError();
+  driver_.StreamSynchronize(stream).IgnoreError();
+  return true;
+}
+
+bool PinnedMemoryPool::Free(void* ptr) {
+  absl::MutexLock lock(&mutex_);
+  auto it = blocks_.find(ptr);
+  if (it == blocks_.end() || !it->second.allocated) return false;
+  PinnedBlock& block = it->second;
+  block.allocated = false;
+  stats_.active_requests.Decrease(1);
+  stats_.active_bytes.Decrease(block.size);
+  for (openreg_event event : block.events) {
+    pending_events_.push_back({event, ptr});
+    ++block.pending;
+  }
+  block.events.clear();
+  if (block.pending == 0) MakeAvailable(ptr, block);
+  return true;
+}
+
+void PinnedMemoryPool::MakeAvailable(void* ptr, PinnedBlock& block) {
+  free_lists_[BucketOf(block.size)].push_back(ptr);
+}
+
+void PinnedMemoryPool::ProcessEvents(bool wait) {
+  size_t kept = 0;
+  for (PendingEvent& pending : pending_events_) {
+    const bool fired =
+        wait ? (driver_.EventSynchronize(pending.event).IgnoreError(), true)
+             : driver_.EventQuery(pending.event).value_or(false);
+    if (!fired) {
+      pending_events_[kept++] = pending;
+      continue;
+    }
+    driver_.EventDestroy(pending.event).IgnoreError();
+    PinnedBlock& block = blocks_[pending.ptr];
+    if (--block.pending == 0) MakeAvailable(pending.ptr, block);
+  }
+  pending_events_.resize(kept);
+}
+
+absl::Status PinnedMemoryPool::EmptyCache() {
+  absl::MutexLock lock(&mutex_);
+  ProcessEvents(/*wait=*/true);
+  absl::Status first_error;
+  for (std::vector<void*>& free_list : free_lists_) {
+    std::vector<void*> kept;
+    for (void* ptr : free_list) {
+      absl::Status freed = driver_.HostFree(ptr);
+      if (!freed.ok()) {
+        first_error.Update(freed);
+        kept.push_back(ptr);
+        continue;
+      }
+      const size_t size = blocks_[ptr].size;
+      blocks_.erase(ptr);
+      ++stats_.num_host_free;
+      stats_.allocations.Decrease(1);
+      stats_.allocated_bytes.Decrease(size);
+    }
+    free_list = std::move(kept);
+  }
+  return first_error;
+}
+
+HostMemoryStats PinnedMemoryPool::stats() const {
+  absl::MutexLock lock(&mutex_);
+  return stats_;
+}
+
+void PinnedMemoryPool::ResetPeakStats() {
+  absl::MutexLock lock(&mutex_);
+  stats_.ResetPeak();
+}
+
+void PinnedMemoryPool::ResetAccumulatedStats() {
+  absl::MutexLock lock(&mutex_);
+  stats_.ResetAccumulated();
+}
+
+}  // namespace openreg

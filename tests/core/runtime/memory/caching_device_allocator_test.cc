@@ -1,0 +1,130 @@
+// The multi-device front of the caching allocator: pointers to blocks,
+// misuse, and a stress test with many threads and streams at once.
+#include "core/runtime/memory/caching_device_allocator.h"
+
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/core/runtime/memory/memory_test_driver.h"
+
+namespace openreg {
+namespace {
+
+using ::testing::HasSubstr;
+using ::openreg::testing::LoadTestDriver;
+
+constexpr int32_t kDevices = 2;
+
+void NoReclaim() {}
+
+class CachingDeviceAllocatorTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    driver_ = LoadTestDriver(GetParam(), uint64_t{256} << 20, kDevices);
+    ASSERT_NE(driver_, nullptr);
+    allocator_ = std::make_unique<CachingDeviceAllocator>(*driver_, kDevices,
+                                                          AllocatorConfig());
+  }
+  void TearDown() override { allocator_.reset(); }
+
+  std::unique_ptr<Driver> driver_;
+  std::unique_ptr<CachingDeviceAllocator> allocator_;
+};
+
+TEST_P(CachingDeviceAllocatorTest, KnowsEachPointersDevice) {
+  void* on0 = allocator_->Allocate(0, 100, NoReclaim).value();
+  void* on1 = allocator_->Allocate(1, 100, NoReclaim).value();
+  EXPECT_EQ(allocator_->DeviceOf(on0).value(), 0);
+  EXPECT_EQ(allocator_->DeviceOf(on1).value(), 1);
+  EXPECT_EQ(allocator_->pool(1).stats().allocation[StatPool::kAll].current, 1);
+  EXPECT_TRUE(allocator_->Free(on0));
+  EXPECT_TRUE(allocator_->Free(on1));
+}
+
+TEST_P(CachingDeviceAllocatorTest, RefusesPointersItDidNotHandOut) {
+  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value();
+  void* interior = static_cast<char*>(ptr) + 512;
+  EXPECT_FALSE(allocator_->Free(interior));
+  absl::Status recorded =
+      allocator_->RecordStream(interior, /*stream=*/nullptr);
+  EXPECT_EQ(recorded.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(recorded.message()),
+              HasSubstr("is not the start of memory allocated by openreg"));
+  EXPECT_TRUE(allocator_->Free(ptr));
+  EXPECT_FALSE(allocator_->Free(ptr));  // twice
+}
+
+// Many threads allocate, record streams and free at random on both devices;
+// at the end nothing is allocated or active and the cache empties fully.
+TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
+  constexpr int kThreads = 8;
+  constexpr int kIterations = 400;
+  std::vector<std::vector<openreg_stream>> streams(kDevices);
+  for (int32_t device = 0; device < kDevices; ++device) {
+    for (int i = 0; i < 4; ++i) {
+      streams[device].push_back(driver_->StreamCreate(device, 0).value());
+    }
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 random(t);
+      std::vector<void*> live;
+      for (int i = 0; i < kIterations; ++i) {
+        const int32_t device = static_cast<int32_t>(random() % kDevices);
+        // Mostly small sizes, some large ones.
+        const size_t size = random() % 8 == 0 ? random() % (12u << 20)
+                                              : random() % 65536;
+        absl::StatusOr<void*> ptr = allocator_->Allocate(device, size, NoReclaim);
+        ASSERT_TRUE(ptr.ok()) << ptr.status();
+        if (random() % 3 == 0) {
+          const auto& device_streams = streams[device];
+          ASSERT_TRUE(allocator_
+                          ->RecordStream(*ptr, device_streams[random() %
+                                                              device_streams.size()])
+                          .ok());
+        }
+        live.push_back(*ptr);
+        if (live.size() > 6 || random() % 2 == 0) {
+          const size_t victim = random() % live.size();
+          ASSERT_TRUE(allocator_->Free(live[victim]));
+          live.erase(live.begin() + victim);
+        }
+      }
+      for (void* ptr : live) ASSERT_TRUE(allocator_->Free(ptr));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int32_t device = 0; device < kDevices; ++device) {
+    ASSERT_TRUE(allocator_->pool(device).EmptyCache().ok());
+    const DeviceMemoryStats stats = allocator_->pool(device).stats();
+    EXPECT_EQ(stats.allocated_bytes[StatPool::kAll].current, 0);
+    EXPECT_EQ(stats.requested_bytes[StatPool::kAll].current, 0);
+    EXPECT_EQ(stats.active[StatPool::kAll].current, 0);
+    EXPECT_EQ(stats.reserved_bytes[StatPool::kAll].current, 0);
+    EXPECT_EQ(stats.inactive_split[StatPool::kAll].current, 0);
+    EXPECT_EQ(stats.num_device_alloc, stats.num_device_free);
+    EXPECT_EQ(driver_->MemGetInfo(device).value().free_bytes,
+              driver_->MemGetInfo(device).value().total_bytes);
+    for (openreg_stream stream : streams[device]) {
+      ASSERT_TRUE(driver_->StreamDestroy(stream).ok());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Drivers, CachingDeviceAllocatorTest,
+    ::testing::Values(::openreg::testing::kCpuSimPath,
+                      ::openreg::testing::kThreadedSimPath),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      return info.param == ::openreg::testing::kCpuSimPath ? "cpu_sim"
+                                                           : "threaded_sim";
+    });
+
+}  // namespace
+}  // namespace openreg

@@ -1,0 +1,308 @@
+// The device caching allocator's behaviour, byte-exact, on both shipped
+// drivers: rounding, pools, splitting and merging, statistics, the cache,
+// out of memory, max_split_size, and reuse after record_stream.
+#include "core/runtime/memory/device_memory_pool.h"
+
+#include <memory>
+#include <string>
+
+#include "core/runtime/memory/size_classes.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/core/runtime/memory/memory_test_driver.h"
+
+namespace openreg {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::openreg::testing::LoadTestDriver;
+
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr uint64_t kCapacity = 64 * kMiB;
+
+void NoReclaim() {}
+
+int64_t Current(const PoolStats& stats, StatPool pool = StatPool::kAll) {
+  return stats[pool].current;
+}
+
+class DeviceMemoryPoolTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { MakePool(AllocatorConfig()); }
+
+  void MakePool(const AllocatorConfig& config) {
+    pool_.reset();
+    driver_.reset();
+    driver_ = LoadTestDriver(GetParam(), kCapacity);
+    ASSERT_NE(driver_, nullptr);
+    pool_ = std::make_unique<DeviceMemoryPool>(*driver_, 0, config);
+  }
+
+  Block* Allocate(size_t size) {
+    absl::StatusOr<Block*> block = pool_->Allocate(size, NoReclaim);
+    EXPECT_TRUE(block.ok()) << block.status();
+    return block.value_or(nullptr);
+  }
+
+  uint64_t DriverFreeBytes() {
+    return driver_->MemGetInfo(0).value().free_bytes;
+  }
+
+  std::unique_ptr<Driver> driver_;
+  std::unique_ptr<DeviceMemoryPool> pool_;
+};
+
+TEST_P(DeviceMemoryPoolTest, SmallRequestsShareOneSegment) {
+  Block* a = Allocate(1);
+  Block* b = Allocate(1000);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->size, kMinBlockSize);
+  EXPECT_EQ(b->size, 1024u);
+  EXPECT_EQ(b->begin(), a->begin() + kMinBlockSize);  // carved from one segment
+  const DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.num_device_alloc, 1);
+  EXPECT_EQ(Current(stats.segment, StatPool::kSmall), 1);
+  EXPECT_EQ(Current(stats.reserved_bytes), int64_t{kSmallSegmentSize});
+  EXPECT_EQ(Current(stats.allocation), 2);
+  EXPECT_EQ(Current(stats.allocated_bytes), 512 + 1024);
+  EXPECT_EQ(Current(stats.requested_bytes), 1 + 1000);
+  EXPECT_EQ(Current(stats.active_bytes), 512 + 1024);
+  // The rest of the segment is one free split block.
+  EXPECT_EQ(Current(stats.inactive_split), 1);
+  EXPECT_EQ(Current(stats.inactive_split_bytes),
+            int64_t{kSmallSegmentSize} - 512 - 1024);
+  EXPECT_EQ(Current(stats.allocated_bytes, StatPool::kLarge), 0);
+  pool_->Free(a);
+  pool_->Free(b);
+}
+
+TEST_P(DeviceMemoryPoolTest, FreedNeighboursMergeBackIntoOneBlock) {
+  Block* a = Allocate(512);
+  Block* b = Allocate(512);
+  pool_->Free(a);
+  DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(Current(stats.inactive_split), 2);  // a, and the segment's tail
+  EXPECT_EQ(Current(stats.allocated_bytes), 512);
+  pool_->Free(b);
+  stats = pool_->stats();
+  EXPECT_EQ(Current(stats.inactive_split), 0);  // whole again
+  EXPECT_EQ(Current(stats.inactive_split_bytes), 0);
+  EXPECT_EQ(Current(stats.allocation), 0);
+  EXPECT_EQ(Current(stats.active), 0);
+  EXPECT_EQ(Current(stats.requested_bytes), 0);
+  EXPECT_EQ(Current(stats.reserved_bytes), int64_t{kSmallSegmentSize});
+  // The merged segment serves a request for all of it.
+  Block* whole = Allocate(kSmallRequestLimit);
+  EXPECT_EQ(pool_->stats().num_device_alloc, 1);
+  pool_->Free(whole);
+}
+
+TEST_P(DeviceMemoryPoolTest, CacheHitReusesTheBlockWithoutTheDriver) {
+  Block* first = Allocate(3000);
+  void* address = first->ptr;
+  pool_->Free(first);
+  Block* second = Allocate(3000);
+  EXPECT_EQ(second->ptr, address);
+  const DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.num_device_alloc, 1);
+  EXPECT_EQ(stats.allocation[StatPool::kAll].allocated, 2);
+  EXPECT_EQ(stats.allocation[StatPool::kAll].freed, 1);
+  pool_->Free(second);
+}
+
+TEST_P(DeviceMemoryPoolTest, LargeRequestsGetLargeSegments) {
+  // 10 MiB or more: a segment of its own, rounded to 2 MiB (14 MiB), whose
+  // tail of 2 MiB - 512 bytes is worth splitting off (more than 1 MiB).
+  Block* big = Allocate(12 * kMiB + 1);
+  // Under 10 MiB: the tail is too small, so a shared 20 MiB segment.
+  Block* medium = Allocate(5 * kMiB);
+  const DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(big->size, 12 * kMiB + 512);
+  EXPECT_EQ(medium->size, 5 * kMiB);
+  EXPECT_EQ(Current(stats.reserved_bytes, StatPool::kLarge),
+            int64_t{kLargeSegmentSize + 14 * kMiB});
+  EXPECT_EQ(Current(stats.segment, StatPool::kLarge), 2);
+  EXPECT_EQ(Current(stats.segment, StatPool::kSmall), 0);
+  EXPECT_EQ(Current(stats.inactive_split_bytes, StatPool::kLarge),
+            int64_t{(2 * kMiB - 512) + 15 * kMiB});
+  EXPECT_EQ(Current(stats.requested_bytes), int64_t{17 * kMiB + 1});
+  // A request that fits the first segment's tail takes it.
+  Block* tail = Allocate(kMiB + 4096);
+  EXPECT_EQ(tail->begin(), big->begin() + big->size);
+  EXPECT_EQ(pool_->stats().num_device_alloc, 2);
+  pool_->Free(medium);
+  pool_->Free(big);
+  pool_->Free(tail);
+}
+
+TEST_P(DeviceMemoryPoolTest, EmptyCacheReturnsEverySegment) {
+  const uint64_t free_before = DriverFreeBytes();
+  Block* small = Allocate(100);
+  Block* large = Allocate(3 * kMiB);
+  Block* kept = Allocate(200);
+  pool_->Free(small);
+  pool_->Free(large);
+  ASSERT_TRUE(pool_->EmptyCache().ok());
+  DeviceMemoryStats stats = pool_->stats();
+  // The small segment still holds `kept`; the large one went back.
+  EXPECT_EQ(Current(stats.reserved_bytes), int64_t{kSmallSegmentSize});
+  EXPECT_EQ(stats.num_device_free, 1);
+  pool_->Free(kept);
+  ASSERT_TRUE(pool_->EmptyCache().ok());
+  stats = pool_->stats();
+  EXPECT_EQ(Current(stats.reserved_bytes), 0);
+  EXPECT_EQ(Current(stats.segment), 0);
+  EXPECT_EQ(stats.num_device_free, 2);
+  EXPECT_EQ(DriverFreeBytes(), free_before);
+}
+
+TEST_P(DeviceMemoryPoolTest, PeakAndAccumulatedResets) {
+  Block* a = Allocate(4096);
+  Block* b = Allocate(4096);
+  pool_->Free(a);
+  DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.allocated_bytes[StatPool::kAll].peak, 8192);
+  EXPECT_EQ(Current(stats.allocated_bytes), 4096);
+  pool_->ResetPeakStats();
+  EXPECT_EQ(pool_->stats().allocated_bytes[StatPool::kAll].peak, 4096);
+  pool_->ResetAccumulatedStats();
+  stats = pool_->stats();
+  EXPECT_EQ(stats.allocated_bytes[StatPool::kAll].allocated, 0);
+  EXPECT_EQ(stats.allocated_bytes[StatPool::kAll].freed, 0);
+  EXPECT_EQ(stats.num_device_alloc, 0);
+  EXPECT_EQ(Current(stats.allocated_bytes), 4096);  // current is kept
+  pool_->Free(b);
+  EXPECT_EQ(pool_->stats().allocated_bytes[StatPool::kAll].freed, 4096);
+}
+
+TEST_P(DeviceMemoryPoolTest, ReleasesTheCacheBeforeGivingUp) {
+  // 40 MiB cached in one segment; 50 MiB fits only once it is returned.
+  pool_->Free(Allocate(40 * kMiB));
+  Block* fits = Allocate(50 * kMiB);
+  ASSERT_NE(fits, nullptr);
+  const DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.num_alloc_retries, 1);
+  EXPECT_EQ(stats.num_device_free, 1);
+  EXPECT_EQ(stats.num_ooms, 0);
+  pool_->Free(fits);
+}
+
+TEST_P(DeviceMemoryPoolTest, OutOfMemoryNamesEverythingAndPoolKeepsWorking) {
+  Block* held = Allocate(5 * kMiB);  // in a 20 MiB segment
+  int reclaims = 0;
+  absl::StatusOr<Block*> too_big =
+      pool_->Allocate(100 * kMiB, [&] { ++reclaims; });
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(
+      std::string(too_big.status().message()),
+      AllOf(HasSubstr("out of memory on device openreg:0"),
+            HasSubstr("tried to allocate 100.00 MiB (104857600 bytes)"),
+            HasSubstr("capacity of 64.00 MiB"),
+            HasSubstr("5.00 MiB (5242880 bytes) allocated"),
+            HasSubstr("20.00 MiB (20971520 bytes) reserved"),
+            HasSubstr("OPENREG_DEVICE_MEMORY"),
+            HasSubstr("max_split_size_mb")));
+  EXPECT_EQ(reclaims, 1);
+  DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.num_ooms, 1);
+  EXPECT_EQ(stats.num_sync_all_streams, 1);
+  EXPECT_EQ(Current(stats.allocated_bytes), int64_t{5 * kMiB});
+  Block* after = Allocate(kMiB);
+  EXPECT_NE(after, nullptr);
+  pool_->Free(after);
+  pool_->Free(held);
+}
+
+TEST_P(DeviceMemoryPoolTest, ReclaimFreesMemoryForTheRetry) {
+  Block* queued_work_memory = Allocate(60 * kMiB);
+  ASSERT_TRUE(pool_->EmptyCache().ok());
+  absl::StatusOr<Block*> block = pool_->Allocate(30 * kMiB, [&] {
+    pool_->Free(queued_work_memory);  // what finishing queued work does
+    ASSERT_TRUE(pool_->EmptyCache().ok());
+  });
+  ASSERT_TRUE(block.ok()) << block.status();
+  EXPECT_EQ(pool_->stats().num_ooms, 0);
+  pool_->Free(*block);
+}
+
+TEST_P(DeviceMemoryPoolTest, MaxSplitSizeKeepsOversizeBlocksWhole) {
+  AllocatorConfig config;
+  config.max_split_size = 25 * kMiB;
+  MakePool(config);
+  Block* oversize = Allocate(30 * kMiB);
+  EXPECT_EQ(pool_->stats().oversize_allocations.current, 1);
+  EXPECT_EQ(pool_->stats().max_split_size, int64_t{25 * kMiB});
+  void* oversize_address = oversize->ptr;
+  pool_->Free(oversize);
+  // A smaller large request does not carve up the cached 30 MiB block...
+  Block* medium = Allocate(2 * kMiB);
+  EXPECT_NE(medium->ptr, oversize_address);
+  EXPECT_EQ(pool_->stats().num_device_alloc, 2);
+  // ...which stays whole for the next oversize request.
+  Block* again = Allocate(29 * kMiB);
+  EXPECT_EQ(again->ptr, oversize_address);
+  EXPECT_EQ(again->size, 30 * kMiB);
+  EXPECT_EQ(pool_->stats().oversize_segments.current, 1);
+  pool_->Free(medium);
+  pool_->Free(again);
+}
+
+TEST_P(DeviceMemoryPoolTest, RecordedStreamDelaysReuseUntilItCatchesUp) {
+  if (GetParam() == ::openreg::testing::kCpuSimPath) {
+    GTEST_SKIP() << "cpu_sim runs host functions on the launching thread, so "
+                    "a stream cannot be held busy";
+  }
+  absl::StatusOr<openreg_stream> side = driver_->StreamCreate(0, 0);
+  ASSERT_TRUE(side.ok()) << side.status();
+  Block* used = Allocate(4096);
+  void* address = used->ptr;
+  {
+    ::openreg::testing::StreamBlocker busy(*driver_, *side);
+    pool_->RecordStream(used, *side);
+    pool_->Free(used);
+    DeviceMemoryStats stats = pool_->stats();
+    EXPECT_EQ(Current(stats.allocated_bytes), 0);
+    EXPECT_EQ(Current(stats.active), 1);  // waiting for the side stream
+    Block* other = Allocate(4096);
+    EXPECT_NE(other->ptr, address);
+    pool_->Free(other);
+  }  // the side stream runs on
+  ASSERT_TRUE(driver_->StreamSynchronize(*side).ok());
+  Block* reused = Allocate(4096);
+  EXPECT_EQ(reused->ptr, address);
+  EXPECT_EQ(Current(pool_->stats().active), 1);
+  pool_->Free(reused);
+  ASSERT_TRUE(driver_->StreamDestroy(*side).ok());
+}
+
+TEST_P(DeviceMemoryPoolTest, EmptyCacheWaitsForRecordedStreams) {
+  if (GetParam() == ::openreg::testing::kCpuSimPath) {
+    GTEST_SKIP() << "cpu_sim runs host functions on the launching thread";
+  }
+  absl::StatusOr<openreg_stream> side = driver_->StreamCreate(0, 0);
+  ASSERT_TRUE(side.ok());
+  Block* used = Allocate(4096);
+  auto busy = std::make_unique<::openreg::testing::StreamBlocker>(*driver_, *side);
+  pool_->RecordStream(used, *side);
+  pool_->Free(used);
+  busy->Release();
+  ASSERT_TRUE(pool_->EmptyCache().ok());
+  EXPECT_EQ(Current(pool_->stats().reserved_bytes), 0);
+  busy.reset();
+  ASSERT_TRUE(driver_->StreamDestroy(*side).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Drivers, DeviceMemoryPoolTest,
+    ::testing::Values(::openreg::testing::kCpuSimPath,
+                      ::openreg::testing::kThreadedSimPath),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      return info.param == ::openreg::testing::kCpuSimPath ? "cpu_sim"
+                                                           : "threaded_sim";
+    });
+
+}  // namespace
+}  // namespace openreg

@@ -1,0 +1,98 @@
+// The pinned host caching allocator on both shipped drivers.
+#include "core/runtime/memory/pinned_memory_pool.h"
+
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/core/runtime/memory/memory_test_driver.h"
+
+namespace openreg {
+namespace {
+
+using ::openreg::testing::LoadTestDriver;
+
+class PinnedMemoryPoolTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    driver_ = LoadTestDriver(GetParam(), uint64_t{64} << 20);
+    ASSERT_NE(driver_, nullptr);
+    pool_ = std::make_unique<PinnedMemoryPool>(*driver_);
+  }
+  void TearDown() override { pool_.reset(); }
+
+  void* Allocate(size_t size) {
+    absl::StatusOr<void*> ptr = pool_->Allocate(size);
+    EXPECT_TRUE(ptr.ok()) << ptr.status();
+    return ptr.value_or(nullptr);
+  }
+
+  std::unique_ptr<Driver> driver_;
+  std::unique_ptr<PinnedMemoryPool> pool_;
+};
+
+TEST_P(PinnedMemoryPoolTest, RoundsToPowersOfTwoAndReuses) {
+  void* a = Allocate(1000);  // a 1024-byte block
+  HostMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.active_bytes.current, 1024);
+  EXPECT_EQ(stats.allocated_bytes.current, 1024);
+  EXPECT_EQ(stats.num_host_alloc, 1);
+  ASSERT_TRUE(pool_->Free(a));
+  EXPECT_EQ(pool_->stats().active_requests.current, 0);
+  EXPECT_EQ(pool_->stats().allocations.current, 1);  // cached
+  EXPECT_EQ(Allocate(700), a);  // same bucket: reused
+  EXPECT_NE(Allocate(2000), a);
+  EXPECT_EQ(pool_->stats().num_host_alloc, 2);
+  EXPECT_EQ(driver_->GetPointerAttributes(a).value().memory_type,
+            OPENREG_MEMORY_TYPE_HOST);
+}
+
+TEST_P(PinnedMemoryPoolTest, FreeOfUnknownPointerIsRefused) {
+  int not_pinned = 0;
+  EXPECT_FALSE(pool_->Free(&not_pinned));
+  void* a = Allocate(10);
+  ASSERT_TRUE(pool_->Free(a));
+  EXPECT_FALSE(pool_->Free(a));  // twice
+}
+
+TEST_P(PinnedMemoryPoolTest, EmptyCacheReturnsCachedBlocks) {
+  void* kept = Allocate(4096);
+  ASSERT_TRUE(pool_->Free(Allocate(8192)));
+  ASSERT_TRUE(pool_->EmptyCache().ok());
+  const HostMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.num_host_free, 1);
+  EXPECT_EQ(stats.allocated_bytes.current, 4096);
+  EXPECT_EQ(stats.allocated_bytes.peak, 4096 + 8192);
+  ASSERT_TRUE(pool_->Free(kept));
+}
+
+TEST_P(PinnedMemoryPoolTest, RecordedEventDelaysReuse) {
+  if (GetParam() == ::openreg::testing::kCpuSimPath) {
+    GTEST_SKIP() << "cpu_sim runs host functions on the launching thread";
+  }
+  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+  ASSERT_TRUE(stream.ok());
+  void* staging = Allocate(4096);
+  {
+    ::openreg::testing::StreamBlocker busy(*driver_, *stream);
+    // A copy out of `staging` queued behind the blocker.
+    ASSERT_TRUE(pool_->RecordEvent(staging, 0, *stream));
+    ASSERT_TRUE(pool_->Free(staging));
+    EXPECT_NE(Allocate(4096), staging);
+  }
+  ASSERT_TRUE(driver_->StreamSynchronize(*stream).ok());
+  EXPECT_EQ(Allocate(4096), staging);
+  ASSERT_TRUE(driver_->StreamDestroy(*stream).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Drivers, PinnedMemoryPoolTest,
+    ::testing::Values(::openreg::testing::kCpuSimPath,
+                      ::openreg::testing::kThreadedSimPath),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      return info.param == ::openreg::testing::kCpuSimPath ? "cpu_sim"
+                                                           : "threaded_sim";
+    });
+
+}  // namespace
+}  // namespace openreg
