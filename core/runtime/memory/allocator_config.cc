@@ -14,15 +14,13 @@
 namespace openreg {
 namespace {
 
-constexpr char kAcceptedKeys[] =
-    "accepted keys: max_split_size_mb:<MiB, more than 20>, "
-    "release_on_oom:<true|false>";
-
-absl::Status BadEntry(absl::string_view entry, absl::string_view expected) {
+// The message completes "expected ...", as runtime_config.cc words it.
+absl::Status BadEntry(absl::string_view entry, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(
-      "OPENREG_ALLOC_CONF: entry '", entry, "' is invalid: expected ",
-      expected, " (", kAcceptedKeys,
-      "; e.g. OPENREG_ALLOC_CONF=max_split_size_mb:128)."));
+      "comma-separated key:value entries with the keys "
+      "max_split_size_mb:<MiB, more than 20> and release_on_oom:<true|false>, "
+      "e.g. 'max_split_size_mb:128'; entry '",
+      entry, "' is not valid: ", problem));
 }
 
 }  // namespace
@@ -33,7 +31,7 @@ absl::StatusOr<AllocatorConfig> ParseAllocatorConfig(absl::string_view text) {
     const absl::string_view entry = absl::StripAsciiWhitespace(raw);
     const std::vector<absl::string_view> parts = absl::StrSplit(entry, ':');
     if (parts.size() != 2) {
-      return BadEntry(entry, "a 'key:value' pair");
+      return BadEntry(entry, "it is not a 'key:value' pair");
     }
     const absl::string_view key = absl::StripAsciiWhitespace(parts[0]);
     const absl::string_view value = absl::StripAsciiWhitespace(parts[1]);
@@ -44,17 +42,17 @@ absl::StatusOr<AllocatorConfig> ParseAllocatorConfig(absl::string_view text) {
       constexpr uint64_t kMaxMiB = uint64_t{1} << 40;  // beyond any device
       uint64_t mib = 0;
       if (!absl::SimpleAtoi(value, &mib) || mib < kMinMiB || mib > kMaxMiB) {
-        return BadEntry(entry, absl::StrCat("max_split_size_mb to be an "
+        return BadEntry(entry, absl::StrCat("max_split_size_mb must be an "
                                             "integer number of MiB from ",
                                             kMinMiB, " to ", kMaxMiB));
       }
       config.max_split_size = static_cast<size_t>(mib) << 20;
     } else if (key == "release_on_oom") {
       if (!absl::SimpleAtob(value, &config.release_on_oom)) {
-        return BadEntry(entry, "release_on_oom to be true or false");
+        return BadEntry(entry, "release_on_oom must be true or false");
       }
     } else {
-      return BadEntry(entry, absl::StrCat("a known key, found '", key, "'"));
+      return BadEntry(entry, absl::StrCat("unknown key '", key, "'"));
     }
   }
   return config;

@@ -32,8 +32,9 @@ struct AllocatorConfig {
   }
 };
 
-// Parses the value of OPENREG_ALLOC_CONF. Errors name the offending entry,
-// what was expected and the accepted keys.
+// Parses the value of OPENREG_ALLOC_CONF. An error's message says what is
+// expected, the accepted keys and what is wrong with the offending entry;
+// the caller names the variable.
 absl::StatusOr<AllocatorConfig> ParseAllocatorConfig(absl::string_view text);
 
 }  // namespace openreg

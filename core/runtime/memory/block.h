@@ -23,6 +23,7 @@ enum class BlockState {
   kAllocated,      // handed out
   kAwaitingEvents, // freed; streams it was recorded on have not caught up
   kFree,           // in its pool's free set
+  kRetired,        // a stream's use of it could not be tracked: never reused
 };
 
 struct Block {

@@ -24,6 +24,25 @@ DeviceMemoryPool::~DeviceMemoryPool() {
   for (openreg_event event : spare_events_) {
     driver_.EventDestroy(event).IgnoreError();
   }
+  for (Block* block : retired_) delete block;  // their memory stays reserved
+  for (Block* block : spare_blocks_) delete block;
+}
+
+Block* DeviceMemoryPool::NewBlock() {
+  if (spare_blocks_.empty()) {
+    Block* block = new Block();
+    block->pool = this;
+    return block;
+  }
+  Block* block = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return block;
+}
+
+void DeviceMemoryPool::RecycleBlock(Block* block) {
+  *block = Block();
+  block->pool = this;
+  spare_blocks_.push_back(block);
 }
 
 absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
@@ -96,7 +115,7 @@ Block* DeviceMemoryPool::TakeCachedBlock(size_t size) {
       return nullptr;
     }
   }
-  EraseFree(block);
+  EraseFree(block, it);
   return block;
 }
 
@@ -108,8 +127,7 @@ absl::StatusOr<Block*> DeviceMemoryPool::AllocateSegment(size_t segment_size,
   stats_.segment.Increase(small, 1);
   stats_.reserved_bytes.Increase(small, segment_size);
   if (IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
-  Block* block = new Block();
-  block->pool = this;
+  Block* block = NewBlock();
   block->ptr = *ptr;
   block->size = segment_size;
   block->small = small;
@@ -122,8 +140,7 @@ void DeviceMemoryPool::MaybeSplit(Block* block, size_t size) {
       block->small ? remaining >= kMinBlockSize
                    : remaining > kSmallRequestLimit && !IsOversize(size);
   if (!worth_splitting) return;
-  Block* rest = new Block();
-  rest->pool = this;
+  Block* rest = NewBlock();
   rest->ptr = block->begin() + size;
   rest->size = remaining;
   rest->small = block->small;
@@ -145,7 +162,13 @@ void DeviceMemoryPool::InsertFree(Block* block) {
 }
 
 void DeviceMemoryPool::EraseFree(Block* block) {
-  FreeSetFor(block->small).erase(block);
+  FreeSet& free_set = FreeSetFor(block->small);
+  EraseFree(block, free_set.find(block));
+}
+
+void DeviceMemoryPool::EraseFree(Block* block, FreeSet::iterator position) {
+  // Erasing by iterator: erasing by key would search twice (equal_range).
+  FreeSetFor(block->small).erase(position);
   if (block->is_split()) {
     stats_.inactive_split.Decrease(block->small, 1);
     stats_.inactive_split_bytes.Decrease(block->small, block->size);
@@ -161,14 +184,14 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
     block->size += prev->size;
     block->prev = prev->prev;
     if (block->prev != nullptr) block->prev->next = block;
-    delete prev;
+    RecycleBlock(prev);
   }
   if (Block* next = block->next; next != nullptr && next->state == BlockState::kFree) {
     EraseFree(next);
     block->size += next->size;
     block->next = next->next;
     if (block->next != nullptr) block->next->prev = block;
-    delete next;
+    RecycleBlock(next);
   }
   InsertFree(block);
 }
@@ -195,7 +218,8 @@ void DeviceMemoryPool::Free(Block* block) {
   if (unsafe_to_reuse) {
     // Without an event there is no telling when that stream is done with the
     // block: it stays active, and out of circulation, for good.
-    block->state = BlockState::kAllocated;
+    block->state = BlockState::kRetired;
+    retired_.push_back(block);
     return;
   }
   if (block->pending_events > 0) {
@@ -234,7 +258,10 @@ void DeviceMemoryPool::ProcessEvents(bool wait) {
       continue;
     }
     spare_events_.push_back(pending.event);
-    if (--pending.block->pending_events == 0) ReturnToFreeSet(pending.block);
+    if (--pending.block->pending_events == 0 &&
+        pending.block->state == BlockState::kAwaitingEvents) {
+      ReturnToFreeSet(pending.block);
+    }
   }
   pending_events_.resize(kept);
 }
@@ -259,7 +286,7 @@ absl::Status DeviceMemoryPool::ReleaseFreeSegments() {
       stats_.segment.Decrease(block->small, 1);
       stats_.reserved_bytes.Decrease(block->small, block->size);
       if (IsOversize(block->size)) stats_.oversize_segments.Decrease(1);
-      delete block;
+      RecycleBlock(block);
     }
   }
   return first_error;

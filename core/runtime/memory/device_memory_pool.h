@@ -99,6 +99,12 @@ class DeviceMemoryPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void InsertFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void EraseFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void EraseFree(Block* block, FreeSet::iterator position)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Block objects are recycled: splitting and merging on every
+  // allocation would otherwise call new and delete each time.
+  Block* NewBlock() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void RecycleBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Merges `block` with free neighbours and puts it in its free set.
   void ReturnToFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Moves blocks whose events have all fired to the free sets. With `wait`,
@@ -124,6 +130,9 @@ class DeviceMemoryPool {
   FreeSet small_free_ ABSL_GUARDED_BY(mutex_);
   FreeSet large_free_ ABSL_GUARDED_BY(mutex_);
   std::vector<PendingEvent> pending_events_ ABSL_GUARDED_BY(mutex_);
+  std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mutex_);
+  // Blocks never to be reused (BlockState::kRetired), deleted with the pool.
+  std::vector<Block*> retired_ ABSL_GUARDED_BY(mutex_);
   // Fired events kept for reuse: creating one is a driver call.
   std::vector<openreg_event> spare_events_ ABSL_GUARDED_BY(mutex_);
   DeviceMemoryStats stats_ ABSL_GUARDED_BY(mutex_);

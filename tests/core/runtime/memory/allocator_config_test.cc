@@ -31,20 +31,24 @@ void ExpectRejected(const std::string& text, const std::string& fragment) {
   ASSERT_FALSE(config.ok()) << text;
   EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(config.status().message()),
-              AllOf(HasSubstr("OPENREG_ALLOC_CONF"), HasSubstr(fragment),
-                    HasSubstr("accepted keys: max_split_size_mb"),
-                    HasSubstr("e.g. OPENREG_ALLOC_CONF=")))
+              AllOf(HasSubstr("comma-separated key:value entries"),
+                    HasSubstr("max_split_size_mb:<MiB, more than 20>"),
+                    HasSubstr("e.g. 'max_split_size_mb:128'"),
+                    HasSubstr("entry '" + text + "' is not valid: " + fragment)))
       << text;
 }
 
 TEST(AllocatorConfigTest, RejectsBadEntriesWithTheReason) {
-  ExpectRejected("max_split_size_mb", "a 'key:value' pair");
-  ExpectRejected("max_split_size_mb:1:2", "a 'key:value' pair");
-  ExpectRejected("expandable_segments:true", "a known key, found 'expandable_segments'");
-  ExpectRejected("max_split_size_mb:20", "an integer number of MiB from 21");
-  ExpectRejected("max_split_size_mb:-5", "an integer number of MiB from 21");
-  ExpectRejected("max_split_size_mb:1.5", "an integer number of MiB from 21");
-  ExpectRejected("release_on_oom:maybe", "release_on_oom to be true or false");
+  ExpectRejected("max_split_size_mb", "it is not a 'key:value' pair");
+  ExpectRejected("max_split_size_mb:1:2", "it is not a 'key:value' pair");
+  ExpectRejected("expandable_segments:true",
+                 "unknown key 'expandable_segments'");
+  const std::string mib = "max_split_size_mb must be an integer number of "
+                          "MiB from 21 to ";
+  ExpectRejected("max_split_size_mb:20", mib);
+  ExpectRejected("max_split_size_mb:-5", mib);
+  ExpectRejected("max_split_size_mb:1.5", mib);
+  ExpectRejected("release_on_oom:maybe", "release_on_oom must be true or false");
 }
 
 }  // namespace

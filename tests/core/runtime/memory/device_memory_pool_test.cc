@@ -295,6 +295,26 @@ TEST_P(DeviceMemoryPoolTest, EmptyCacheWaitsForRecordedStreams) {
   ASSERT_TRUE(driver_->StreamDestroy(*side).ok());
 }
 
+TEST_P(DeviceMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
+  // An event cannot be recorded on a destroyed stream, so there is no telling
+  // when that stream would be done: the block must never be handed out again.
+  absl::StatusOr<openreg_stream> gone = driver_->StreamCreate(0, 0);
+  ASSERT_TRUE(gone.ok());
+  ASSERT_TRUE(driver_->StreamDestroy(*gone).ok());
+  Block* used = Allocate(4096);
+  void* address = used->ptr;
+  pool_->RecordStream(used, *gone);
+  pool_->Free(used);
+  DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(Current(stats.allocated_bytes), 0);
+  EXPECT_EQ(Current(stats.active), 1);
+  Block* other = Allocate(4096);
+  EXPECT_NE(other->ptr, address);
+  pool_->Free(other);
+  ASSERT_TRUE(pool_->EmptyCache().ok());
+  EXPECT_EQ(Current(pool_->stats().reserved_bytes), int64_t{kSmallSegmentSize});
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Drivers, DeviceMemoryPoolTest,
     ::testing::Values(::openreg::testing::kCpuSimPath,
