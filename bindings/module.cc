@@ -8,6 +8,7 @@
 
 #include "core/runtime/generator.h"
 #include "core/runtime/guard_impl.h"
+#include "core/runtime/host_allocator.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
@@ -46,6 +47,27 @@ py::dict DeviceProperties(int64_t device) {
   return result;
 }
 
+// The pinned allocator's statistics, flattened as torch.cuda's are:
+// "allocated_bytes.current", "num_host_alloc", ...
+py::dict HostMemoryStats() {
+  const at::HostStats stats = GetHostAllocator().get_stats();
+  py::dict result;
+  const auto add = [&](const char* name, const c10::CachingAllocator::Stat& stat) {
+    const std::string prefix = std::string(name) + ".";
+    result[py::str(prefix + "current")] = stat.current;
+    result[py::str(prefix + "peak")] = stat.peak;
+    result[py::str(prefix + "allocated")] = stat.allocated;
+    result[py::str(prefix + "freed")] = stat.freed;
+  };
+  add("active_requests", stats.active_requests);
+  add("active_bytes", stats.active_bytes);
+  add("allocations", stats.allocations);
+  add("allocated_bytes", stats.allocated_bytes);
+  result["num_host_alloc"] = stats.num_host_alloc;
+  result["num_host_free"] = stats.num_host_free;
+  return result;
+}
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Native glue of the openreg PyTorch backend.";
   m.def("_set_driver_directory", &Runtime::SetPackageDriverDirectory,
@@ -70,6 +92,11 @@ PYBIND11_MODULE(_C, m) {
     GetGuardImpl().synchronizeDevice(static_cast<c10::DeviceIndex>(device));
   });
   m.def("_device_properties", &DeviceProperties);
+  m.def("_host_memory_stats", &HostMemoryStats);
+  m.def("_reset_peak_host_memory_stats",
+        [] { GetHostAllocator().reset_peak_stats(); });
+  m.def("_reset_accumulated_host_memory_stats",
+        [] { GetHostAllocator().reset_accumulated_stats(); });
   m.def("_default_generator", [](int64_t device) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(
         DefaultGenerator(static_cast<c10::DeviceIndex>(device))));

@@ -2,29 +2,52 @@
 
 #include <c10/util/Exception.h>
 
-#include "absl/strings/str_cat.h"
+#include "core/runtime/memory/memory_stats.h"
 #include "core/runtime/runtime.h"
+#include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
 
 namespace openreg {
+namespace {
 
-// The deleter only gets the pointer; the driver tells which device owns it.
+void CopyPoolStats(const PoolStats& from,
+                   c10::CachingDeviceAllocator::StatArray& to) {
+  for (int pool = 0; pool < kStatPoolCount; ++pool) {
+    const MemoryStat& stat = from.by_pool[pool];
+    to[pool].current = stat.current;
+    to[pool].peak = stat.peak;
+    to[pool].allocated = stat.allocated;
+    to[pool].freed = stat.freed;
+  }
+}
+
+void CopyStat(const MemoryStat& from, c10::CachingAllocator::Stat& to) {
+  to.current = from.current;
+  to.peak = from.peak;
+  to.allocated = from.allocated;
+  to.freed = from.freed;
+}
+
+// The runtime if it exists and `device` is valid; nullptr if it does not
+// exist yet; throws for an invalid device.
+Runtime* ExistingRuntime(c10::DeviceIndex device) {
+  if (!Runtime::IsInitialized()) return nullptr;
+  return &RuntimeForDevice(device);
+}
+
+}  // namespace
+
 void FreeDeviceMemory(void* ptr) {
   if (ptr == nullptr) return;
   absl::StatusOr<Runtime*> runtime = Runtime::Get();
   if (!runtime.ok()) return;
-  const Driver& driver = (*runtime)->driver();
-  absl::StatusOr<PointerAttributes> attributes =
-      driver.GetPointerAttributes(ptr);
-  if (!attributes.ok() || attributes->memory_type != OPENREG_MEMORY_TYPE_DEVICE) {
+  if (!(*runtime)->device_memory().Free(ptr)) {
     // A deleter must not throw; an unknown pointer here is a core bug.
-    TORCH_WARN("openreg: freeing memory the driver does not know: ", ptr);
-    return;
+    TORCH_WARN("openreg: freeing memory the caching allocator does not know: ",
+               ptr);
   }
-  absl::Status status = driver.DeviceFree(attributes->device, ptr);
-  if (!status.ok()) TORCH_WARN(status.message());
 }
 
 c10::DataPtr DeviceAllocator::allocate(size_t size) {
@@ -35,22 +58,11 @@ c10::DataPtr DeviceAllocator::allocate(size_t size) {
 c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
   Runtime& runtime = RuntimeForDevice(device);
   runtime.MarkDeviceUsed(device);
-  absl::StatusOr<void*> ptr = runtime.driver().DeviceMalloc(device, size);
-  if (!ptr.ok() && ptr.status().code() == absl::StatusCode::kResourceExhausted) {
-    absl::StatusOr<MemoryInfo> info = runtime.driver().MemGetInfo(device);
-    const uint64_t total = info.ok() ? info->total_bytes : 0;
-    const uint64_t free = info.ok() ? info->free_bytes : 0;
-    ThrowStatus(absl::ResourceExhaustedError(absl::StrCat(
-        "openreg out of memory on device openreg:", static_cast<int>(device),
-        ": tried to allocate ",
-        size, " bytes; ", total - free, " bytes are allocated and ", free,
-        " free of a capacity of ", total,
-        " bytes. Free tensors you no longer need, use smaller batches, or "
-        "raise OPENREG_DEVICE_MEMORY (e.g. OPENREG_DEVICE_MEMORY=32GiB) "
-        "before the device is first used. (driver: ",
-        ptr.status().message(), ")")));
-  }
-  void* data = ValueOrThrow(std::move(ptr));
+  void* data = ValueOrThrow(runtime.device_memory().Allocate(device, size, [&] {
+    // Queued work owns memory until it has run; on a user thread, let it
+    // finish. Inside work that would wait for itself.
+    if (!InsideEnqueuedWork()) WaitForEnqueuedWork(device);
+  }));
   return c10::DataPtr(data, data, &FreeDeviceMemory,
                       c10::Device(c10::DeviceType::PrivateUse1, device));
 }
@@ -67,6 +79,69 @@ void DeviceAllocator::copy_data(void* dest, const void* src,
   ThrowIfError(driver.MemcpyAsync(dest, src, count,
                                   OPENREG_MEMCPY_DEVICE_TO_DEVICE, stream));
   ThrowIfError(driver.StreamSynchronize(stream));
+}
+
+bool DeviceAllocator::initialized() { return Runtime::IsInitialized(); }
+
+void DeviceAllocator::emptyCache(c10::MempoolId_t /*mempool_id*/) {
+  if (!Runtime::IsInitialized()) return;
+  CachingDeviceAllocator& memory = RuntimeOrThrow().device_memory();
+  for (int32_t device = 0; device < memory.device_count(); ++device) {
+    ThrowIfError(memory.pool(device).EmptyCache());
+  }
+}
+
+void DeviceAllocator::recordStream(const c10::DataPtr& ptr,
+                                   c10::Stream stream) {
+  if (ptr.get() == nullptr) return;
+  ThrowIfError(RuntimeForDevice(stream.device_index())
+                   .device_memory()
+                   .RecordStream(ptr.get(), DriverStream(stream)));
+}
+
+c10::CachingDeviceAllocator::DeviceStats DeviceAllocator::getDeviceStats(
+    c10::DeviceIndex device) {
+  c10::CachingDeviceAllocator::DeviceStats result;
+  Runtime* runtime = ExistingRuntime(device);
+  if (runtime == nullptr) return result;
+  const DeviceMemoryStats stats = runtime->device_memory().pool(device).stats();
+  CopyPoolStats(stats.allocation, result.allocation);
+  CopyPoolStats(stats.segment, result.segment);
+  CopyPoolStats(stats.active, result.active);
+  CopyPoolStats(stats.inactive_split, result.inactive_split);
+  CopyPoolStats(stats.allocated_bytes, result.allocated_bytes);
+  CopyPoolStats(stats.reserved_bytes, result.reserved_bytes);
+  CopyPoolStats(stats.active_bytes, result.active_bytes);
+  CopyPoolStats(stats.inactive_split_bytes, result.inactive_split_bytes);
+  CopyPoolStats(stats.requested_bytes, result.requested_bytes);
+  CopyStat(stats.oversize_allocations, result.oversize_allocations);
+  CopyStat(stats.oversize_segments, result.oversize_segments);
+  result.num_alloc_retries = stats.num_alloc_retries;
+  result.num_ooms = stats.num_ooms;
+  result.num_sync_all_streams = stats.num_sync_all_streams;
+  result.num_device_alloc = stats.num_device_alloc;
+  result.num_device_free = stats.num_device_free;
+  result.max_split_size = stats.max_split_size;
+  return result;
+}
+
+void DeviceAllocator::resetAccumulatedStats(c10::DeviceIndex device) {
+  if (Runtime* runtime = ExistingRuntime(device)) {
+    runtime->device_memory().pool(device).ResetAccumulatedStats();
+  }
+}
+
+void DeviceAllocator::resetPeakStats(c10::DeviceIndex device) {
+  if (Runtime* runtime = ExistingRuntime(device)) {
+    runtime->device_memory().pool(device).ResetPeakStats();
+  }
+}
+
+std::pair<size_t, size_t> DeviceAllocator::getMemoryInfo(
+    c10::DeviceIndex device) {
+  const MemoryInfo info =
+      ValueOrThrow(RuntimeForDevice(device).driver().MemGetInfo(device));
+  return {info.free_bytes, info.total_bytes};
 }
 
 DeviceAllocator& GetDeviceAllocator() {

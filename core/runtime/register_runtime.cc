@@ -9,6 +9,7 @@
 #include "core/runtime/device_allocator.h"
 #include "core/runtime/guard_impl.h"
 #include "core/runtime/hooks.h"
+#include "core/runtime/host_allocator.h"
 
 namespace openreg {
 namespace {
@@ -16,6 +17,11 @@ namespace {
 C10_REGISTER_GUARD_IMPL(PrivateUse1, GuardImpl);
 
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &GetDeviceAllocator());
+
+const bool host_allocator_registered = [] {
+  at::setHostAllocator(c10::DeviceType::PrivateUse1, &GetHostAllocator());
+  return true;
+}();
 
 const bool hooks_registered = [] {
   // Never destroyed: PyTorch keeps the pointer for the life of the process.

@@ -23,6 +23,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/driver/driver.h"
+#include "core/runtime/memory/caching_device_allocator.h"
+#include "core/runtime/memory/pinned_memory_pool.h"
 #include "core/runtime/runtime_config.h"
 #include "core/runtime/stream_registry.h"
 
@@ -47,6 +49,8 @@ class Runtime {
   const RuntimeConfig& config() const { return config_; }
   int32_t device_count() const { return device_count_; }
   StreamRegistry& streams() { return streams_; }
+  CachingDeviceAllocator& device_memory() { return device_memory_; }
+  PinnedMemoryPool& pinned_memory() { return pinned_memory_; }
 
   // OK for an index in [0, device_count), else an error naming the valid
   // range and how to get more devices.
@@ -66,6 +70,8 @@ class Runtime {
   const std::unique_ptr<Driver> driver_;
   const int32_t device_count_;
   StreamRegistry streams_;
+  CachingDeviceAllocator device_memory_;
+  PinnedMemoryPool pinned_memory_;
   std::unique_ptr<std::atomic<bool>[]> device_used_;
 };
 

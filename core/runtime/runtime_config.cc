@@ -120,6 +120,14 @@ absl::StatusOr<RuntimeConfig> RuntimeConfigFromEnvironment(
     // Driver-specific: the driver validates the keys and values in init.
     config.driver_options = std::string(absl::StripAsciiWhitespace(*options));
   }
+  if (std::optional<std::string> alloc_conf = lookup("OPENREG_ALLOC_CONF")) {
+    absl::StatusOr<AllocatorConfig> allocator = ParseAllocatorConfig(*alloc_conf);
+    if (!allocator.ok()) {
+      return InvalidVariable("OPENREG_ALLOC_CONF", *alloc_conf,
+                             allocator.status().message());
+    }
+    config.allocator = *allocator;
+  }
   return config;
 }
 

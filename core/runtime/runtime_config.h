@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/runtime/memory/allocator_config.h"
 
 namespace openreg {
 
@@ -27,6 +28,7 @@ struct RuntimeConfig {
   int32_t device_count = kDefaultDeviceCount;    // OPENREG_DEVICE_COUNT
   uint64_t device_memory_bytes = 0;              // OPENREG_DEVICE_MEMORY, 0: driver default
   std::string driver_options;                    // OPENREG_DRIVER_OPTIONS, passed to init
+  AllocatorConfig allocator;                     // OPENREG_ALLOC_CONF
 };
 
 // Parses sizes such as "1048576", "512MiB", "2GiB", "1.5GB" (binary and

@@ -3,6 +3,8 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
+#include <array>
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -96,6 +98,40 @@ class FailureLog {
   absl::flat_hash_map<openreg_stream, Failure> failures_ ABSL_GUARDED_BY(mutex_);
 };
 
+// How many pieces of work of each device are enqueued and not yet run, so
+// that the allocator can wait for them without consuming sticky failures.
+class InFlightWork {
+ public:
+  void Add(c10::DeviceIndex device) { counts_[device].fetch_add(1); }
+
+  void Done(c10::DeviceIndex device) {
+    if (counts_[device].fetch_sub(1) == 1) {
+      // Releasing the mutex makes waiters re-check their condition; taking
+      // it after the decrement means none misses the change.
+      absl::MutexLock lock(&mutex_);
+    }
+  }
+
+  void AwaitNone(c10::DeviceIndex device) {
+    std::atomic<int64_t>& count = counts_[device];
+    absl::MutexLock lock(
+        &mutex_, absl::Condition(
+                     +[](std::atomic<int64_t>* c) { return c->load() == 0; },
+                     &count));
+  }
+
+ private:
+  absl::Mutex mutex_;
+  std::array<std::atomic<int64_t>, kMaxDeviceCount> counts_{};
+};
+
+InFlightWork& InFlight() {
+  static auto* in_flight = new InFlightWork();  // never destroyed
+  return *in_flight;
+}
+
+thread_local bool inside_enqueued_work = false;
+
 CompletedWork& Completed() {
   static auto* completed = new CompletedWork();  // never destroyed
   return *completed;
@@ -110,7 +146,11 @@ FailureLog& Failures() {
 // escape it.
 openreg_status RunPendingWork(void* user_data) {
   auto* pending = static_cast<PendingWork*>(user_data);
+  const c10::DeviceIndex device = pending->device;
   openreg_status status = OPENREG_SUCCESS;
+  // Work may nest on a synchronous driver: restore, do not clear.
+  const bool was_inside = inside_enqueued_work;
+  inside_enqueued_work = true;
   try {
     // Kernels may run on a driver's thread: give it the intra-op thread count
     // the user set (torch.set_num_threads), as PyTorch's own threads do.
@@ -130,7 +170,9 @@ openreg_status RunPendingWork(void* user_data) {
     Failures().Record(*pending, "unknown exception", false);
     status = OPENREG_ERROR_LAUNCH_FAILURE;
   }
-  Completed().Push(pending);
+  inside_enqueued_work = was_inside;
+  Completed().Push(pending);  // from here on `pending` may be destroyed
+  InFlight().Done(device);
   return status;
 }
 
@@ -171,12 +213,15 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
   auto pending = std::make_unique<PendingWork>(
       PendingWork{std::move(work), std::string(op_name), device, stream});
   PendingWork* raw = pending.get();
+  InFlight().Add(device);
   const absl::Status status =
       driver.LaunchHostFunc(stream, &RunPendingWork, raw);
   if (status.ok() || status.code() == absl::StatusCode::kAborted) {
     // The driver owns the work until RunPendingWork hands it back (a
     // synchronous driver has already run it, even if it failed).
     pending.release();
+  } else {
+    InFlight().Done(device);  // never launched
   }
   ThrowIfFailed(status, device, stream);
 }
@@ -221,5 +266,12 @@ void ReleaseCompletedWork() {
   // Destroyed here, outside the lock: destructors may free device memory.
   Completed().TakeAll();
 }
+
+void WaitForEnqueuedWork(c10::DeviceIndex device) {
+  InFlight().AwaitNone(device);
+  ReleaseCompletedWork();
+}
+
+bool InsideEnqueuedWork() { return inside_enqueued_work; }
 
 }  // namespace openreg

@@ -66,6 +66,16 @@ void SynchronizeDevice(c10::DeviceIndex device);
 // Destroys the work objects the driver has finished with.
 void ReleaseCompletedWork();
 
+// Blocks until every piece of work enqueued on `device` so far has run, and
+// destroys it, releasing the memory it owned. Failures stay recorded for the
+// next synchronization point. For the allocator's out-of-memory path; never
+// call it from inside work (InsideEnqueuedWork()), which would wait for
+// itself.
+void WaitForEnqueuedWork(c10::DeviceIndex device);
+
+// Whether the calling thread is running enqueued work.
+bool InsideEnqueuedWork();
+
 }  // namespace openreg
 
 #endif  // OPENREG_CORE_RUNTIME_STREAM_WORK_H_

@@ -27,8 +27,8 @@ def test_allocation_past_capacity_raises_out_of_memory_and_recovers():
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "OOM: openreg out of memory on device openreg:0" in out
-    assert f"tried to allocate {30 * 2**20} bytes" in out
-    assert f"capacity of {64 * 2**20} bytes" in out
+    assert f"tried to allocate 30.00 MiB ({30 * 2**20} bytes)" in out
+    assert f"capacity of 64.00 MiB ({64 * 2**20} bytes)" in out
     assert "OPENREG_DEVICE_MEMORY" in out
     assert f"after: {10 * 2**20 // 4}" in out
     assert f"freed: {50 * 2**20}" in out
@@ -53,7 +53,7 @@ def test_kernel_allocations_are_device_memory():
     )
     assert result.returncode == 0, result.stderr
     assert ("scratch: openreg: aten::sum failed on openreg:0: openreg out of memory on device openreg:0: "
-            f"tried to allocate {32 * 2**20} bytes") in result.stdout
+            f"tried to allocate 32.00 MiB ({32 * 2**20} bytes)") in result.stdout
     assert f"result: openreg:0 {2**20}" in result.stdout
 
 

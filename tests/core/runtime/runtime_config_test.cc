@@ -178,7 +178,9 @@ TEST(RuntimeConfigTest, Defaults) {
               UnorderedElementsAre("OPENREG_DRIVER", "OPENREG_DRIVER_PATH",
                                    "OPENREG_DEVICE_COUNT",
                                    "OPENREG_DEVICE_MEMORY",
-                                   "OPENREG_DRIVER_OPTIONS"));
+                                   "OPENREG_DRIVER_OPTIONS",
+                                   "OPENREG_ALLOC_CONF"));
+  EXPECT_FALSE(config->allocator.has_max_split_size());
 }
 
 TEST(RuntimeConfigTest, Driver) {
@@ -240,6 +242,7 @@ TEST(RuntimeConfigTest, AllVariablesTogether) {
                   {"OPENREG_DEVICE_COUNT", "4"},
                   {"OPENREG_DEVICE_MEMORY", "1.5GiB"},
                   {"OPENREG_DRIVER_OPTIONS", " adversarial=1,seed=3 "},
+                  {"OPENREG_ALLOC_CONF", "max_split_size_mb:64"},
                   {"UNRELATED", "ignored"}});
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->driver_spec, "fake");
@@ -247,6 +250,7 @@ TEST(RuntimeConfigTest, AllVariablesTogether) {
   EXPECT_EQ(config->device_count, 4);
   EXPECT_EQ(config->device_memory_bytes, kGiB + kGiB / 2);
   EXPECT_EQ(config->driver_options, "adversarial=1,seed=3");
+  EXPECT_EQ(config->allocator.max_split_size, size_t{64} << 20);
 }
 
 // The message names the variable, quotes the bad value and says what is
@@ -284,6 +288,13 @@ TEST(RuntimeConfigTest, InvalidDriverPath) {
        {"relative/dir", "/ok:relative/dir", "/ok:./here", "~/drivers"}) {
     ExpectInvalidVariable("OPENREG_DRIVER_PATH", value,
                           "a ':'-separated list of absolute directories");
+  }
+}
+
+TEST(RuntimeConfigTest, InvalidAllocatorConfig) {
+  for (const char* value : {"max_split_size_mb:4", "garbage", "caching:off"}) {
+    ExpectInvalidVariable("OPENREG_ALLOC_CONF", value,
+                          "comma-separated key:value entries");
   }
 }
 
