@@ -55,6 +55,15 @@ def tiny_ops(device: str):
     }
 
 
+def allocations(device: str):
+    # Creating and dropping a tensor: a cache hit of openreg's caching
+    # allocator against PyTorch's CPU allocator (malloc).
+    return {
+        "empty+drop 1 KiB tensor": lambda: torch.empty(256, device=device),
+        "empty+drop 64 MiB tensor": lambda: torch.empty(16 * 2**20, device=device),
+    }
+
+
 def large_ops(device: str):
     x = torch.randn(1024, 1024).to(device)
     image = torch.randn(8, 16, 64, 64).to(device)
@@ -106,7 +115,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"driver: {torch.openreg.driver_info().name}, torch threads: {torch.get_num_threads()}")
     print(f"{'measurement':40s} {'cpu':>12s} {'openreg':>12s} {'ratio':>7s}  spread")
-    for suite, calls in ((tiny_ops, 2000), (large_ops, 10), (training_step, 50)):
+    for suite, calls in ((tiny_ops, 2000), (allocations, 5000), (large_ops, 10), (training_step, 50)):
         per_device = {device: suite(device) for device in ("cpu", "openreg")}
         for name in per_device["cpu"]:
             samples = {"cpu": [], "openreg": []}

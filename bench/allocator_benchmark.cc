@@ -1,0 +1,139 @@
+// Google Benchmark of the device caching allocator, beside malloc/free of the
+// same sizes measured in the same run:
+//
+//   bazel run //bench:allocator_benchmark
+//
+// A cache hit is an Allocate/Free pair the cache serves; a miss also empties
+// the cache every time, so each pair reaches the driver. The last lines
+// print each figure's ratio to malloc/free (the machine is shared and noisy:
+// only ratios from one run mean anything). docs/performance.md records them.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "core/driver/driver.h"
+#include "core/runtime/memory/caching_device_allocator.h"
+
+namespace openreg {
+namespace {
+
+constexpr int64_t kSmall = 4 << 10;  // small pool
+constexpr int64_t kLarge = 4 << 20;  // large pool
+
+void NoReclaim() {}
+
+// One loaded driver and allocator per driver, for the life of the process.
+CachingDeviceAllocator& AllocatorFor(const std::string& driver_name) {
+  static auto* allocators =
+      new std::map<std::string, std::pair<std::unique_ptr<Driver>,
+                                          std::unique_ptr<CachingDeviceAllocator>>>();
+  auto it = allocators->find(driver_name);
+  if (it == allocators->end()) {
+    const std::string path = "plugins/" + driver_name + "/libopenreg_" +
+                             driver_name + ".so";
+    DriverConfig config;
+    config.device_count = 1;
+    absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
+    if (!driver.ok()) {
+      std::fprintf(stderr, "cannot load %s: %s\n", path.c_str(),
+                   std::string(driver.status().message()).c_str());
+      std::exit(1);
+    }
+    auto allocator = std::make_unique<CachingDeviceAllocator>(
+        **driver, 1, AllocatorConfig());
+    it = allocators
+             ->emplace(driver_name,
+                       std::make_pair(*std::move(driver), std::move(allocator)))
+             .first;
+  }
+  return *it->second.second;
+}
+
+void BM_MallocFree(benchmark::State& state) {
+  const size_t size = state.range(0);
+  for (auto _ : state) {
+    void* ptr = std::malloc(size);
+    benchmark::DoNotOptimize(ptr);
+    std::free(ptr);
+  }
+}
+
+void CacheHit(benchmark::State& state, const std::string& driver) {
+  CachingDeviceAllocator& allocator = AllocatorFor(driver);
+  const size_t size = state.range(0);
+  allocator.Free(allocator.Allocate(0, size, NoReclaim).value());  // warm
+  for (auto _ : state) {
+    void* ptr = allocator.Allocate(0, size, NoReclaim).value();
+    benchmark::DoNotOptimize(ptr);
+    allocator.Free(ptr);
+  }
+}
+
+void CacheMiss(benchmark::State& state, const std::string& driver) {
+  CachingDeviceAllocator& allocator = AllocatorFor(driver);
+  const size_t size = state.range(0);
+  for (auto _ : state) {
+    void* ptr = allocator.Allocate(0, size, NoReclaim).value();
+    benchmark::DoNotOptimize(ptr);
+    allocator.Free(ptr);
+    if (!allocator.pool(0).EmptyCache().ok()) state.SkipWithError("empty cache");
+  }
+}
+
+BENCHMARK(BM_MallocFree)->Arg(kSmall)->Arg(kLarge);
+BENCHMARK_CAPTURE(CacheHit, cpu_sim, "cpu_sim")->Arg(kSmall)->Arg(kLarge);
+BENCHMARK_CAPTURE(CacheHit, threaded_sim, "threaded_sim")->Arg(kSmall)->Arg(kLarge);
+BENCHMARK_CAPTURE(CacheMiss, cpu_sim, "cpu_sim")->Arg(kSmall)->Arg(kLarge);
+BENCHMARK_CAPTURE(CacheMiss, threaded_sim, "threaded_sim")->Arg(kSmall)->Arg(kLarge);
+
+// Prints as usual, then each result's ratio to malloc/free of its size.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Iteration) {
+        results_.emplace_back(run.benchmark_name(), run.GetAdjustedRealTime());
+      }
+    }
+  }
+
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::map<std::string, double> malloc_by_size;
+    for (const auto& [name, time] : results_) {
+      if (name.rfind("BM_MallocFree/", 0) == 0) {
+        malloc_by_size[name.substr(name.find('/'))] = time;
+      }
+    }
+    std::printf("\nratio to malloc/free of the same size (same run):\n");
+    for (const auto& [name, time] : results_) {
+      auto reference = malloc_by_size.find(name.substr(name.rfind('/')));
+      if (reference == malloc_by_size.end() || reference->second <= 0) continue;
+      std::printf("  %-40s %8.1f ns  %6.2fx\n", name.c_str(), time,
+                  time / reference->second);
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>> results_;
+};
+
+}  // namespace
+}  // namespace openreg
+
+int main(int argc, char** argv) {
+  // As openreg's runtime does in release builds (core/runtime/runtime.cc).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  benchmark::Initialize(&argc, argv);
+  openreg::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}
