@@ -1,5 +1,7 @@
 #include "core/runtime/runtime.h"
 
+#include <pthread.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,19 @@ std::string& PackageDriverDirectory() {
 }
 
 std::atomic<bool> initialized{false};
+std::atomic<bool> in_bad_fork{false};
+
+void MarkChildAsBadFork() { in_bad_fork.store(true); }
+
+absl::Status BadForkError() {
+  return absl::FailedPreconditionError(
+      "openreg cannot be used in a process forked after the parent "
+      "initialized it: the driver's threads and state do not survive fork(). "
+      "To use openreg in subprocesses, use the 'spawn' start method "
+      "(multiprocessing.set_start_method('spawn') or "
+      "torch.multiprocessing.get_context('spawn')), or do not use the device "
+      "in the parent before forking.");
+}
 
 }  // namespace
 
@@ -38,6 +53,7 @@ std::vector<std::string> Runtime::DriverSearchDirectories(
 }
 
 absl::StatusOr<Runtime*> Runtime::Get() {
+  if (in_bad_fork.load()) return BadForkError();
   // A function-local static gives thread-safe once-only creation; the result
   // (runtime or error) is kept for the life of the process.
   static const absl::StatusOr<Runtime*>* runtime =
@@ -45,7 +61,11 @@ absl::StatusOr<Runtime*> Runtime::Get() {
   return *runtime;
 }
 
-bool Runtime::IsInitialized() { return initialized.load(); }
+bool Runtime::IsInitialized() {
+  return initialized.load() && !in_bad_fork.load();
+}
+
+bool Runtime::InBadFork() { return in_bad_fork.load(); }
 
 absl::StatusOr<Runtime*> Runtime::Create() {
 #ifdef NDEBUG
@@ -75,6 +95,9 @@ absl::StatusOr<Runtime*> Runtime::Create() {
   }
   Runtime* runtime = new Runtime(*std::move(config), *std::move(driver), *count);
   initialized.store(true);
+  // Registered only once the driver runs: a child forked before that may
+  // start its own runtime.
+  pthread_atfork(nullptr, nullptr, &MarkChildAsBadFork);
   return runtime;
 }
 

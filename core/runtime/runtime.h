@@ -5,6 +5,10 @@
 // configuration, resolves and loads the driver and initializes it; a failure
 // is remembered and returned by every later Get(), with the same message.
 //
+// Fork: a driver's threads and state do not survive fork(). A process forked
+// after the runtime started is "in a bad fork": Get() fails there with an
+// error that says to use the 'spawn' start method, as CUDA does.
+//
 // Lifetime: the runtime is created once and deliberately never destroyed.
 // Tensors freed during interpreter shutdown still need the driver, and
 // unloading a driver while its threads run is unsafe.
@@ -42,8 +46,12 @@ class Runtime {
 
   static absl::StatusOr<Runtime*> Get();
 
-  // Whether Get() has succeeded. Never initializes.
+  // Whether Get() has succeeded in this process. Never initializes; false in
+  // a bad fork.
   static bool IsInitialized();
+
+  // Whether this process was forked from one whose runtime had started.
+  static bool InBadFork();
 
   const Driver& driver() const { return *driver_; }
   const RuntimeConfig& config() const { return config_; }
