@@ -24,6 +24,7 @@ class GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void setDevice(c10::Device device) const override;
   void uncheckedSetDevice(c10::Device device) const noexcept override;
   c10::DeviceIndex deviceCount() const noexcept override;
+  c10::DeviceCapability getDeviceCapability(c10::Device device) const override;
 
   c10::Stream getStream(c10::Device device) const override;
   c10::Stream getDefaultStream(c10::Device device) const override;
