@@ -1,11 +1,14 @@
 // Every registration of the runtime with PyTorch, in one place: the device
-// guard, the hooks and the device allocator for PrivateUse1.
+// guard, the hooks, the device allocator and the serialization of backend
+// metadata for PrivateUse1.
 //
 // These are static initializers; the library that holds this file is linked
 // with alwayslink so they are not dropped.
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/jit/serialization/pickler_helper.h>
 
+#include "core/runtime/backend_meta.h"
 #include "core/runtime/device_allocator.h"
 #include "core/runtime/guard_impl.h"
 #include "core/runtime/hooks.h"
@@ -26,6 +29,13 @@ const bool host_allocator_registered = [] {
 const bool hooks_registered = [] {
   // Never destroyed: PyTorch keeps the pointer for the life of the process.
   at::RegisterPrivateUse1HooksInterface(new Hooks());
+  return true;
+}();
+
+const bool backend_meta_serialization_registered = [] {
+  torch::jit::TensorBackendMetaRegistry(c10::DeviceType::PrivateUse1,
+                                        &SerializeBackendFlags,
+                                        &DeserializeBackendFlags);
   return true;
 }();
 
