@@ -1,11 +1,13 @@
 // torch_openreg._C: the thin glue between Python and the core. No logic
 // lives here; every function forwards to the core, whose errors arrive as
 // c10::Error and become Python exceptions through torch's translators.
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <string>
 
+#include "core/runtime/backend_meta.h"
 #include "core/runtime/generator.h"
 #include "core/runtime/guard_impl.h"
 #include "core/runtime/host_allocator.h"
@@ -68,12 +70,20 @@ py::dict HostMemoryStats() {
   return result;
 }
 
+// A stream as the (stream_id, device_index, device_type) triple torch.Stream
+// is built from.
+py::tuple StreamTriple(const c10::Stream& stream) {
+  return py::make_tuple(stream.id(), stream.device_index(),
+                        static_cast<int64_t>(stream.device_type()));
+}
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Native glue of the openreg PyTorch backend.";
   m.def("_set_driver_directory", &Runtime::SetPackageDriverDirectory,
         "Where the package's bundled drivers live; call before first use.");
   m.def("_is_initialized", &Runtime::IsInitialized);
   m.def("_init", [] { RuntimeOrThrow(); });
+  m.def("_is_in_bad_fork", &Runtime::InBadFork);
   m.def("_driver_info", &DriverInfo);
   m.def("_device_count",
         [] { return RuntimeOrThrow().device_count(); });
@@ -97,6 +107,41 @@ PYBIND11_MODULE(_C, m) {
         [] { GetHostAllocator().reset_peak_stats(); });
   m.def("_reset_accumulated_host_memory_stats",
         [] { GetHostAllocator().reset_accumulated_stats(); });
+  m.def("_current_stream", [](int64_t device) {
+    return StreamTriple(GetGuardImpl().getStream(OpenRegDevice(device)));
+  });
+  m.def("_default_stream", [](int64_t device) {
+    return StreamTriple(GetGuardImpl().getDefaultStream(OpenRegDevice(device)));
+  });
+  // Makes the stream current on its device and that device current, as
+  // torch.cuda.set_stream does.
+  m.def("_set_stream", [](int64_t stream_id, int64_t device) {
+    const GuardImpl& guard = GetGuardImpl();
+    guard.exchangeStream(c10::Stream(c10::Stream::UNSAFE, OpenRegDevice(device),
+                                     stream_id));
+    guard.setDevice(OpenRegDevice(device));
+  });
+  // The hooks as PyTorch's registry hands them out, so tests reach the
+  // registered object and not only the class.
+  m.def("_hooks_has_primary_context", [](int64_t device) {
+    return at::detail::getPrivateUse1Hooks().hasPrimaryContext(
+        static_cast<c10::DeviceIndex>(device));
+  });
+  m.def("_hooks_device_from_pointer", [](uintptr_t pointer) {
+    return at::detail::getPrivateUse1Hooks().getDeviceFromPtr(
+        reinterpret_cast<void*>(pointer));
+  });
+  m.def("_hooks_is_pinned_pointer", [](uintptr_t pointer) {
+    return at::detail::getPrivateUse1Hooks().isPinnedPtr(
+        reinterpret_cast<const void*>(pointer));
+  });
+  m.def("_set_backend_flags", [](const at::Tensor& tensor,
+                                 const BackendFlags& flags) {
+    ThrowIfError(SetBackendFlags(tensor, flags));
+  });
+  m.def("_get_backend_flags", [](const at::Tensor& tensor) {
+    return ValueOrThrow(GetBackendFlags(tensor));
+  });
   m.def("_default_generator", [](int64_t device) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(
         DefaultGenerator(static_cast<c10::DeviceIndex>(device))));

@@ -6,9 +6,8 @@ torch.device; None means the current device.
 
 import atexit
 import collections
-import os
 import time
-from typing import Any, Union
+from typing import Any, List, Tuple, Union
 
 import torch
 
@@ -31,29 +30,47 @@ from torch_openreg.openreg.memory import (
 )
 from torch_openreg.openreg.random import (
     get_rng_state,
+    get_rng_state_all,
     initial_seed,
     manual_seed,
     manual_seed_all,
     seed,
     seed_all,
     set_rng_state,
+    set_rng_state_all,
+)
+from torch_openreg.openreg.streams import (
+    Event,
+    Stream,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
 )
 
 __all__ = [
     "DriverInfo",
+    "Event",
+    "Stream",
     "current_device",
+    "current_stream",
+    "default_stream",
     "device",
     "device_count",
     "driver_info",
     "empty_cache",
     "empty_host_cache",
+    "get_amp_supported_dtype",
+    "get_device_capability",
     "get_device_name",
     "get_device_properties",
     "get_rng_state",
+    "get_rng_state_all",
     "host_memory_stats",
     "init",
     "initial_seed",
     "is_available",
+    "is_bf16_supported",
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
@@ -72,6 +89,9 @@ __all__ = [
     "seed_all",
     "set_device",
     "set_rng_state",
+    "set_rng_state_all",
+    "set_stream",
+    "stream",
     "synchronize",
 ]
 
@@ -99,20 +119,6 @@ def _device_index(device: DeviceLike) -> int:
     raise TypeError(f"expected a device index, an 'openreg:N' string or a torch.device, got {device!r}")
 
 
-_in_bad_fork = False
-
-
-def _after_fork_in_child() -> None:
-    # A driver's threads and state do not survive fork(): a child of a process
-    # that initialized the device must not use it.
-    global _in_bad_fork
-    if _C._is_initialized():
-        _in_bad_fork = True
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
 def _let_autograd_device_threads_start() -> None:
     # The first backward through an openreg tensor makes PyTorch's autograd
     # engine start one worker thread per openreg device, and each new thread
@@ -130,8 +136,13 @@ atexit.register(_let_autograd_device_threads_start)
 
 
 def _is_in_bad_fork() -> bool:
-    """Whether this process was forked from one that had initialized openreg."""
-    return _in_bad_fork
+    """Whether this process was forked from one that had initialized openreg.
+
+    The core keeps the flag (set by a pthread_atfork handler), so the C++ lazy
+    initialization refuses such a child too; any device use there raises a
+    RuntimeError that says to use the 'spawn' start method.
+    """
+    return _C._is_in_bad_fork()
 
 
 def is_available() -> bool:
@@ -203,3 +214,26 @@ def get_device_properties(device: DeviceLike = None) -> DeviceProperties:
 
 def get_device_name(device: DeviceLike = None) -> str:
     return get_device_properties(device).name
+
+
+def get_device_capability(device: DeviceLike = None) -> Tuple[int, int]:
+    """The (major, minor) hardware generation of `device`, as torch.cuda's.
+
+    A simulated device has no hardware generation: every op runs ATen's CPU
+    kernel, so no generation-gated feature (tensor cores, flash attention)
+    exists. (0, 0) makes code that gates features on a capability take its
+    portable path. Which dtypes the device supports is in
+    torch.accelerator.get_device_capability(device)["supported_dtypes"].
+    """
+    _C._device_properties(_device_index(device))  # validates the index
+    return (0, 0)
+
+
+def get_amp_supported_dtype() -> List[torch.dtype]:
+    """The dtypes torch.autocast("openreg", dtype=...) accepts; others warn and disable autocast."""
+    return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Always true: bfloat16 ops run ATen's CPU kernels, which support it."""
+    return True

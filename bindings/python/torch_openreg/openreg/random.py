@@ -1,10 +1,10 @@
 """Random number generation state of openreg devices, as torch.cuda.random.
 
-Each device has a default generator; seeding it makes openreg random ops
-reproducible, and the same seed gives the same numbers as on the CPU.
+Each device has a default generator, independent of the CPU's; seeding it makes
+openreg random ops reproducible, with the same numbers on every driver.
 """
 
-from typing import Union
+from typing import List, Union
 
 import torch
 
@@ -53,3 +53,19 @@ def get_rng_state(device: Union[int, str, torch.device, None] = None) -> torch.T
 def set_rng_state(new_state: torch.Tensor, device: Union[int, str, torch.device, None] = None) -> None:
     """Restores a state from get_rng_state."""
     _generator(device).set_state(new_state)
+
+
+def get_rng_state_all() -> List[torch.Tensor]:
+    """The generator state of every device, in device order."""
+    return [get_rng_state(index) for index in range(_C._device_count())]
+
+
+def set_rng_state_all(new_states: List[torch.Tensor]) -> None:
+    """Restores the states from get_rng_state_all, one per device."""
+    if len(new_states) != _C._device_count():
+        raise ValueError(
+            f"set_rng_state_all needs one state per openreg device: got {len(new_states)} states "
+            f"for {_C._device_count()} devices; pass what get_rng_state_all() returned."
+        )
+    for index, state in enumerate(new_states):
+        set_rng_state(state, index)
