@@ -176,3 +176,25 @@ def test_stream_without_an_index_is_on_the_current_device():
     assert stream != torch.Stream(device="openreg:1")
     with stream:
         assert torch.accelerator.current_stream(1) == stream
+
+
+def test_device_of_follows_the_tensor():
+    with torch.openreg.device_of(torch.ones(1, device="openreg:1")):
+        assert torch.openreg.current_device() == 1
+    assert torch.openreg.current_device() == 0
+    with torch.openreg.device_of(torch.ones(1)):  # a CPU tensor changes nothing
+        assert torch.openreg.current_device() == 0
+
+
+def test_default_generators_are_the_per_device_generators():
+    generators = torch.openreg.default_generators
+    assert [g.device for g in generators] == [torch.device("openreg:0"), torch.device("openreg:1")]
+    generators[1].manual_seed(5)
+    assert torch.openreg.get_rng_state(1).equal(generators[1].get_state())
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
+        torch.openreg.no_such_thing
+
+
+def test_precision_support_flags():
+    assert torch.openreg.is_bf16_supported()
+    assert not torch.openreg.is_tf32_supported()

@@ -57,6 +57,7 @@ __all__ = [
     "default_stream",
     "device",
     "device_count",
+    "device_of",
     "driver_info",
     "empty_cache",
     "empty_host_cache",
@@ -72,6 +73,7 @@ __all__ = [
     "is_available",
     "is_bf16_supported",
     "is_initialized",
+    "is_tf32_supported",
     "manual_seed",
     "manual_seed_all",
     "max_memory_allocated",
@@ -198,6 +200,23 @@ class device:
         return False
 
 
+class device_of(device):
+    """Context manager that makes the device of tensor `obj` current; a
+    tensor that is not on openreg leaves the current device unchanged."""
+
+    def __init__(self, obj: torch.Tensor):
+        super().__init__(obj.get_device() if obj.device.type == "openreg" else None)
+
+
+def __getattr__(name: str) -> Any:
+    # torch.cuda.default_generators is a tuple of every device's default
+    # generator; building it needs the driver, so it is made on first access
+    # and `import torch` stays free of driver work.
+    if name == "default_generators":
+        return tuple(_C._default_generator(index) for index in range(device_count()))
+    raise AttributeError(f"module 'torch.openreg' has no attribute '{name}'")
+
+
 def synchronize(device: DeviceLike = None) -> None:
     """Waits for all work on every stream of `device`."""
     _C._synchronize(_device_index(device))
@@ -232,6 +251,11 @@ def get_device_capability(device: DeviceLike = None) -> Tuple[int, int]:
 def get_amp_supported_dtype() -> List[torch.dtype]:
     """The dtypes torch.autocast("openreg", dtype=...) accepts; others warn and disable autocast."""
     return [torch.float16, torch.bfloat16]
+
+
+def is_tf32_supported() -> bool:
+    """Always false: float32 matmuls run ATen's CPU kernels, which have no TF32 mode."""
+    return False
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
