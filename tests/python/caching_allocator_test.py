@@ -254,6 +254,8 @@ def test_accelerator_reports_the_same_numbers():
     summary = torch.openreg.memory_summary()
     for row in ("Allocated memory", "Reserved memory", "from small pool", "num_device_alloc"):
         assert row in summary
+    nested = torch.openreg.memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["all"]["current"] == torch.openreg.memory_allocated()
     torch.openreg.reset_accumulated_memory_stats()
     assert torch.openreg.memory_stats()["num_device_alloc"] == 0
 
@@ -270,6 +272,7 @@ def test_pinned_memory_is_cached():
     stats = torch.openreg.host_memory_stats()
     assert stats["num_host_alloc"] == 1
     assert stats["active_requests.current"] == 1
+    assert torch.openreg.host_memory_stats_as_nested_dict()["active_requests"]["current"] == 1
     del second
     torch.openreg.empty_host_cache()
     stats = torch.openreg.host_memory_stats()

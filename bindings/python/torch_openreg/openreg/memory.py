@@ -16,12 +16,14 @@ __all__ = [
     "empty_cache",
     "empty_host_cache",
     "host_memory_stats",
+    "host_memory_stats_as_nested_dict",
     "max_memory_allocated",
     "max_memory_reserved",
     "mem_get_info",
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
+    "memory_stats_as_nested_dict",
     "memory_summary",
     "reset_accumulated_host_memory_stats",
     "reset_accumulated_memory_stats",
@@ -45,6 +47,22 @@ def memory_stats(device: Any = None) -> "collections.OrderedDict[str, Any]":
     """The caching allocator's statistics for `device`, under the keys of
     torch.cuda.memory_stats (e.g. "allocated_bytes.all.current")."""
     return torch.accelerator.memory_stats(_index(device))
+
+
+def _nested(flat: "dict[str, Any]") -> "dict[str, Any]":
+    nested: "dict[str, Any]" = {}
+    for key, value in flat.items():
+        *parents, leaf = key.split(".")
+        node = nested
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = value
+    return nested
+
+
+def memory_stats_as_nested_dict(device: Any = None) -> "dict[str, Any]":
+    """memory_stats(device) with its dotted keys as nested dictionaries."""
+    return _nested(memory_stats(device))
 
 
 def memory_allocated(device: Any = None) -> int:
@@ -84,6 +102,11 @@ def mem_get_info(device: Any = None) -> "tuple[int, int]":
 def host_memory_stats() -> "dict[str, Any]":
     """The pinned host allocator's statistics ("allocated_bytes.current", ...)."""
     return _C._host_memory_stats()
+
+
+def host_memory_stats_as_nested_dict() -> "dict[str, Any]":
+    """host_memory_stats() with its dotted keys as nested dictionaries."""
+    return _nested(host_memory_stats())
 
 
 def empty_host_cache() -> None:
