@@ -3,7 +3,7 @@
 # installs it into the project's virtual environment:
 #   1. Debian packages: Bazel 4.2.3 and the C++ libraries the build links;
 #   2. the virtual environment ${OPENREG_VENV:-$HOME/.cache/openreg/venv} with
-#      torch==2.13.0, numpy and pytest;
+#      torch==2.13.0, numpy, pytest and matplotlib (the benchmark chart);
 #   3. .bazelrc.local: Bazel caches outside the clone, so fresh clones reuse
 #      earlier builds;
 #   4. only with --with-tsan: abseil's Debian source package, unpacked into
@@ -21,7 +21,7 @@ set -euo pipefail
 
 readonly TORCH_VERSION="2.13.0"
 readonly APT_PACKAGES=(bazel-bootstrap libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev)
-readonly PYTHON_PACKAGES=("torch==${TORCH_VERSION}" numpy pytest)
+readonly PYTHON_PACKAGES=("torch==${TORCH_VERSION}" numpy pytest matplotlib)
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -136,6 +136,7 @@ from importlib import metadata
 assert metadata.version("torch").startswith(sys.argv[1])
 metadata.version("numpy")
 metadata.version("pytest")
+metadata.version("matplotlib")
 EOF
 }
 
@@ -144,8 +145,8 @@ if ! python_packages_present; then
   "${venv_python}" -m pip install "${PYTHON_PACKAGES[@]}" \
     || die "pip install ${PYTHON_PACKAGES[*]} failed (see above)." \
            "Check that PyPI is reachable (pip config list), then run tools/setup.sh again."
-  "${venv_python}" -c "import torch, numpy, pytest; assert torch.__version__.startswith('${TORCH_VERSION}'), torch.__version__" \
-    || die "torch, numpy or pytest do not import in ${venv} after installing them (see above)." \
+  "${venv_python}" -c "import torch, numpy, pytest, matplotlib; assert torch.__version__.startswith('${TORCH_VERSION}'), torch.__version__" \
+    || die "torch, numpy, pytest or matplotlib do not import in ${venv} after installing them (see above)." \
            "Remove the environment (rm -rf '${venv}') and run tools/setup.sh again."
   did_something=1
 fi

@@ -1,0 +1,113 @@
+// Google Benchmark of the driver calls every op pays, on each shipped driver:
+//
+//   bazel run //bench:driver_benchmark
+//
+// host-function launch (the round trip to a finished no-op, and the launch
+// alone, amortized over a batch), event record + query, and synchronizing an
+// idle stream. Absolute figures: there is no CPU-eager equivalent.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "core/driver/driver.h"
+
+namespace openreg {
+namespace {
+
+struct Loaded {
+  std::unique_ptr<Driver> driver;
+  openreg_stream stream = nullptr;
+  openreg_event event = nullptr;
+};
+
+// One driver, stream and event per driver, for the life of the process.
+Loaded& Load(const std::string& name) {
+  static auto* loaded = new std::map<std::string, Loaded>();
+  auto it = loaded->find(name);
+  if (it != loaded->end()) return it->second;
+  const std::string path = "plugins/" + name + "/libopenreg_" + name + ".so";
+  DriverConfig config;
+  config.device_count = 1;
+  absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
+  if (!driver.ok()) {
+    std::fprintf(stderr, "cannot load %s: %s\n", path.c_str(),
+                 std::string(driver.status().message()).c_str());
+    std::exit(1);
+  }
+  Loaded entry;
+  entry.driver = *std::move(driver);
+  entry.stream = entry.driver->StreamCreate(0, 0).value();
+  entry.event = entry.driver->EventCreate(0, 0).value();
+  return loaded->emplace(name, std::move(entry)).first->second;
+}
+
+openreg_status NoOp(void*) { return OPENREG_SUCCESS; }
+
+void HostFuncRoundTrip(benchmark::State& state, const std::string& name) {
+  Loaded& d = Load(name);
+  for (auto _ : state) {
+    if (!d.driver->LaunchHostFunc(d.stream, &NoOp, nullptr).ok() ||
+        !d.driver->StreamSynchronize(d.stream).ok()) {
+      state.SkipWithError("launch failed");
+    }
+  }
+}
+
+void HostFuncLaunch(benchmark::State& state, const std::string& name) {
+  Loaded& d = Load(name);
+  int64_t launched = 0;
+  for (auto _ : state) {
+    if (!d.driver->LaunchHostFunc(d.stream, &NoOp, nullptr).ok()) {
+      state.SkipWithError("launch failed");
+    }
+    // Bounded queues: drain now and then, off the clock.
+    if (++launched % 1024 == 0) {
+      state.PauseTiming();
+      d.driver->StreamSynchronize(d.stream).IgnoreError();
+      state.ResumeTiming();
+    }
+  }
+  d.driver->StreamSynchronize(d.stream).IgnoreError();
+}
+
+void EventRecordQuery(benchmark::State& state, const std::string& name) {
+  Loaded& d = Load(name);
+  for (auto _ : state) {
+    d.driver->EventRecord(d.event, d.stream).IgnoreError();
+    benchmark::DoNotOptimize(d.driver->EventQuery(d.event));
+  }
+  d.driver->StreamSynchronize(d.stream).IgnoreError();
+}
+
+void StreamSynchronizeIdle(benchmark::State& state, const std::string& name) {
+  Loaded& d = Load(name);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(d.driver->StreamSynchronize(d.stream));
+  }
+}
+
+BENCHMARK_CAPTURE(HostFuncRoundTrip, cpu_sim, "cpu_sim");
+BENCHMARK_CAPTURE(HostFuncRoundTrip, threaded_sim, "threaded_sim");
+BENCHMARK_CAPTURE(HostFuncLaunch, cpu_sim, "cpu_sim");
+BENCHMARK_CAPTURE(HostFuncLaunch, threaded_sim, "threaded_sim");
+BENCHMARK_CAPTURE(EventRecordQuery, cpu_sim, "cpu_sim");
+BENCHMARK_CAPTURE(EventRecordQuery, threaded_sim, "threaded_sim");
+BENCHMARK_CAPTURE(StreamSynchronizeIdle, cpu_sim, "cpu_sim");
+BENCHMARK_CAPTURE(StreamSynchronizeIdle, threaded_sim, "threaded_sim");
+
+}  // namespace
+}  // namespace openreg
+
+int main(int argc, char** argv) {
+  // As openreg's runtime does in release builds (core/runtime/runtime.cc).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,184 @@
+"""openreg against its reference, side by side in one process, on one driver.
+
+    OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 7] [--quick]
+
+Prints one JSON object per measurement on stdout: group, name, kind ("time":
+seconds per call, or "speedup"), reference_name, and the per-repeat samples
+of "openreg" and "reference". Each measurement alternates
+runs of the openreg case and of its reference (CPU eager for compute and
+allocation, memcpy for copies) and keeps every repeat, so the caller can
+report medians and spreads of ratios measured together: the machine is
+shared and noisy, and only ratios from one run mean anything.
+bench/run_all.py (`bazel run //bench:all`) runs this once per driver.
+"""
+
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import time
+
+import torch
+
+MiB = 2**20
+
+
+def load_example():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "train.py")
+    spec = importlib.util.spec_from_file_location("train_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def seconds_per_call(function, calls: int) -> float:
+    """Seconds per call of function(), after a warm-up; waits for openreg work."""
+    for _ in range(max(3, calls // 10)):
+        function()
+    torch.openreg.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    torch.openreg.synchronize()
+    return (time.perf_counter() - start) / calls
+
+
+def compare(group, name, openreg_fn, reference_fn, reference, calls, repeats):
+    """A measurement: alternating repeats of the openreg case and its reference."""
+    samples = {"openreg": [], "reference": []}
+    for _ in range(repeats):
+        samples["reference"].append(seconds_per_call(reference_fn, calls))
+        samples["openreg"].append(seconds_per_call(openreg_fn, calls))
+    return {"group": group, "name": name, "kind": "time", "reference_name": reference, **samples}
+
+
+def on_both(make):
+    """make(device) -> {name: fn}; returns {name: (openreg fn, cpu fn)}."""
+    openreg, cpu = make("openreg"), make("cpu")
+    return {name: (openreg[name], cpu[name]) for name in openreg}
+
+
+def tiny_ops(device):
+    a = torch.ones(16, device=device)
+    b = torch.ones(4, 4, device=device)
+    return {
+        "add, 16 floats": lambda: a + a,
+        "matmul 4x4": lambda: b @ b,
+        "view": lambda: b.view(16),
+        "in-place mul_": lambda: a.mul_(1.0),
+    }
+
+
+def large_ops(device):
+    x = torch.randn(1024, 1024).to(device)
+    y = torch.randn(2048, 2048).to(device)
+    image = torch.randn(8, 16, 64, 64).to(device)
+    weight = torch.randn(32, 16, 3, 3).to(device)
+    return {
+        "matmul 1024^2": lambda: x @ x,
+        "matmul 2048^2": lambda: y @ y,
+        "conv2d 8x16x64x64, 3x3": lambda: torch.nn.functional.conv2d(image, weight, padding=1),
+        "softmax 1024^2": lambda: x.softmax(dim=1),
+    }
+
+
+def allocations(device):
+    def miss():
+        torch.empty(16 * MiB, device=device)
+        if device == "openreg":
+            torch.openreg.empty_cache()  # every allocation reaches the driver
+
+    return {
+        "empty+drop 1 KiB (cache hit)": lambda: torch.empty(256, device=device),
+        "empty+drop 64 MiB (cache hit)": lambda: torch.empty(16 * MiB, device=device),
+        "empty+drop 64 MiB (cache miss)": miss,
+    }
+
+
+def training_step(device):
+    example = load_example()
+    features, labels = example.make_dataset(num_samples=1024)
+    model = example.build_model().to(device)
+    optimizer = example.make_optimizer(model)
+    x, y = features[:256].to(device), labels[:256].to(device)
+    return {"train step, examples/train.py model": lambda: example.train_step(model, optimizer, x, y)}
+
+
+def copies(size):
+    """Copies of `size` bytes against memcpy of the same size (libc, one thread)."""
+    count = size // 4
+    pageable = torch.randn(count)
+    pinned = torch.randn(count).pin_memory()
+    device_a = torch.randn(count, device="openreg")
+    device_b = torch.empty(count, device="openreg")
+    host_a, host_b = torch.randn(count), torch.empty(count)
+    memcpy = ctypes.CDLL(None).memcpy
+    memcpy.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+
+    def reference():
+        memcpy(host_b.data_ptr(), host_a.data_ptr(), size)
+
+    return reference, {
+        "host->device, pageable, blocking": lambda: device_b.copy_(pageable),
+        "host->device, pinned, non-blocking": lambda: device_b.copy_(pinned, non_blocking=True),
+        "device->host, pageable, blocking": lambda: pageable.copy_(device_a),
+        "device->host, pinned, non-blocking": lambda: pinned.copy_(device_a, non_blocking=True),
+        "device->device": lambda: device_b.copy_(device_a),
+    }
+
+
+def stream_overlap(repeats):
+    """Speed-up of splitting the same matmuls over two streams (one thread per kernel)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a = torch.randn(768, 768, device="openreg")
+        streams = [torch.Stream(device="openreg") for _ in range(2)]
+
+        def run(stream_count):
+            torch.openreg.synchronize()
+            start = time.perf_counter()
+            for i in range(16):
+                with streams[i % stream_count]:
+                    a @ a
+            torch.openreg.synchronize()
+            return time.perf_counter() - start
+
+        run(2)
+        one, two = [], []
+        for _ in range(repeats):
+            one.append(run(1))
+            two.append(run(2))
+    finally:
+        torch.set_num_threads(threads)
+    # The speed-up is the reference (one stream) over openreg (two streams).
+    return {"group": "streams", "name": "two-stream overlap, 16 matmuls 768^2", "kind": "speedup",
+            "reference_name": "one stream", "openreg": two, "reference": one}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
+    args = parser.parse_args()
+    repeats = 2 if args.quick else args.repeats
+    scale = 0.02 if args.quick else 1.0
+
+    def calls(n):
+        return max(2, int(n * scale))
+
+    suites = [("tiny ops", tiny_ops, 2000, "CPU eager"), ("allocation", allocations, 3000, "CPU eager"),
+              ("large compute", large_ops, 10, "CPU eager"), ("training", training_step, 50, "CPU eager")]
+    for group, make, n, reference in suites:
+        for name, (openreg_fn, cpu_fn) in on_both(make).items():
+            row = compare(group, name, openreg_fn, cpu_fn, reference, calls(n if "2048" not in name else n // 4), repeats)
+            print(json.dumps(row), flush=True)
+    reference_fn, cases = copies(64 * MiB)
+    for name, fn in cases.items():
+        print(json.dumps(compare("copies, 64 MiB", name, fn, reference_fn, "memcpy", calls(20), repeats)), flush=True)
+    print(json.dumps(stream_overlap(repeats)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
