@@ -294,6 +294,41 @@ typedef struct openreg_driver_api {
 #define OPENREG_DRIVER_API_STRUCT_SIZE_V1_0 \
   OPENREG_STRUCT_SIZE(openreg_driver_api, device_synchronize)
 
+/* ------------------------------------------------------------------------ */
+/* Compile-time check of the size constants.                                 */
+/* ------------------------------------------------------------------------ */
+/* Each struct's newest *_STRUCT_SIZE_V1_<minor> constant must reach its last
+ * field: only trailing padding (less than the struct's alignment) may follow.
+ * Appending a field without adding the constant of the new minor version (and
+ * pointing these checks at it) then fails to compile in every driver and in
+ * the core. A field small enough to fit in the padding escapes this check;
+ * tests/core/driver/abi_layout_test.cc pins every v1.0 offset and size. */
+#ifdef __cplusplus
+#define OPENREG_STATIC_ASSERT(condition, message) \
+  static_assert(condition, message)
+#define OPENREG_ALIGNOF(type) alignof(type)
+#else
+#define OPENREG_STATIC_ASSERT(condition, message) \
+  _Static_assert(condition, message)
+#define OPENREG_ALIGNOF(type) _Alignof(type)
+#endif
+
+#define OPENREG_CHECK_NEWEST_STRUCT_SIZE(type, newest_size)                  \
+  OPENREG_STATIC_ASSERT(                                                     \
+      (newest_size) <= sizeof(type) &&                                       \
+          sizeof(type) - (newest_size) < OPENREG_ALIGNOF(type),              \
+      #type " has fields past " #newest_size                                 \
+      ": add the size constant of the new minor version and check it here")
+
+OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_driver_config,
+                                 OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0);
+OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_device_properties,
+                                 OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0);
+OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_pointer_attributes,
+                                 OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0);
+OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_driver_api,
+                                 OPENREG_DRIVER_API_STRUCT_SIZE_V1_0);
+
 /* The entry point. The core passes its own ABI version; the driver stores a
  * pointer to its static table in *api (valid until the library is unloaded)
  * and returns SUCCESS whatever that version is: the core decides

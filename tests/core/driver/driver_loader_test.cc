@@ -444,9 +444,7 @@ TEST_F(ValidateDriverApiTest, NameOf256CharactersIsAccepted) {
   EXPECT_TRUE(ValidateDriverApi(&table_, "in-memory").ok());
 }
 
-// The message promises "at most 256 characters", but IsSaneString in
-// core/driver/driver_loader.cc tests `c - text > 256`, which lets a 257th
-// character through. Disabled until that off-by-one is fixed.
+// The message promises "at most 256 characters": the 257th is one too many.
 TEST_F(ValidateDriverApiTest, NameOf257CharactersIsRejected) {
   const std::string too_long(257, 'n');
   table_.driver_name = too_long.c_str();
