@@ -10,7 +10,18 @@ absl::StatusOr<std::unique_ptr<Driver>> Driver::Load(
     const std::string& path, const DriverConfig& config) {
   absl::StatusOr<LoadedDriverLibrary> library = LoadDriverLibrary(path);
   if (!library.ok()) return library.status();
-  std::unique_ptr<Driver> driver(new Driver(*std::move(library)));
+  std::unique_ptr<ValidationLayer> validation;
+  if (config.validation) {
+    absl::StatusOr<std::unique_ptr<ValidationLayer>> layer =
+        ValidationLayer::Create(library->api);
+    if (!layer.ok()) {
+      UnloadDriverLibrary(*library);
+      return layer.status();
+    }
+    validation = *std::move(layer);
+  }
+  std::unique_ptr<Driver> driver(
+      new Driver(*std::move(library), std::move(validation)));
   openreg_driver_config raw_config{};
   raw_config.struct_size = OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0;
   raw_config.device_count = config.device_count;
@@ -24,14 +35,17 @@ absl::StatusOr<std::unique_ptr<Driver>> Driver::Load(
   return driver;
 }
 
-Driver::Driver(LoadedDriverLibrary library)
+Driver::Driver(LoadedDriverLibrary library,
+               std::unique_ptr<ValidationLayer> validation)
     : library_(std::move(library)),
-      api_(*library_.api),
+      validation_(std::move(validation)),
+      api_(validation_ ? *validation_->api() : *library_.api),
       name_(api_.driver_name),
       version_(api_.driver_version) {}
 
 Driver::~Driver() {
   if (initialized_) api_.shutdown();
+  validation_.reset();
   UnloadDriverLibrary(library_);
 }
 

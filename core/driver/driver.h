@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "core/driver/driver_loader.h"
 #include "core/driver/openreg_driver.h"
+#include "core/driver/validation_layer.h"
 
 namespace openreg {
 
@@ -27,6 +28,9 @@ struct DriverConfig {
   int32_t device_count = 0;          // 0: the driver's default
   uint64_t device_memory_bytes = 0;  // 0: the driver's default
   std::string options;               // driver-specific "key=value,..."
+  // Not passed to the driver: puts the validation layer (validation_layer.h)
+  // between the Driver and the driver's table (OPENREG_DRIVER_VALIDATION).
+  bool validation = false;
 };
 
 struct DeviceProperties {
@@ -65,6 +69,8 @@ class Driver {
   const std::string& path() const { return library_.path; }
   uint32_t abi_version_major() const { return library_.api->abi_version_major; }
   uint32_t abi_version_minor() const { return library_.api->abi_version_minor; }
+  // The validation layer every call goes through, or null when it is off.
+  const ValidationLayer* validation() const { return validation_.get(); }
 
   absl::StatusOr<int32_t> DeviceCount() const;
   absl::StatusOr<DeviceProperties> GetDeviceProperties(int32_t device) const;
@@ -108,7 +114,8 @@ class Driver {
   absl::Status DeviceSynchronize(int32_t device) const;
 
  private:
-  explicit Driver(LoadedDriverLibrary library);
+  Driver(LoadedDriverLibrary library,
+         std::unique_ptr<ValidationLayer> validation);
 
   // Converts a driver status, reading the driver's per-thread message.
   absl::Status Check(openreg_status status, const char* function) const;
@@ -117,6 +124,8 @@ class Driver {
                                   const char* function) const;
 
   LoadedDriverLibrary library_;
+  std::unique_ptr<ValidationLayer> validation_;
+  // The validation layer's table when it is on, else the driver's.
   const openreg_driver_api& api_;
   std::string name_;
   std::string version_;

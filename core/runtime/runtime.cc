@@ -83,6 +83,7 @@ absl::StatusOr<Runtime*> Runtime::Create() {
   driver_config.device_count = config->device_count;
   driver_config.device_memory_bytes = config->device_memory_bytes;
   driver_config.options = config->driver_options;
+  driver_config.validation = config->driver_validation;
   absl::StatusOr<std::unique_ptr<Driver>> driver =
       Driver::Load(*path, driver_config);
   if (!driver.ok()) return driver.status();

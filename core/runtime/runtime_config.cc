@@ -128,6 +128,16 @@ absl::StatusOr<RuntimeConfig> RuntimeConfigFromEnvironment(
     }
     config.allocator = *allocator;
   }
+  if (std::optional<std::string> validation =
+          lookup("OPENREG_DRIVER_VALIDATION")) {
+    const absl::string_view value = absl::StripAsciiWhitespace(*validation);
+    if (value != "0" && value != "1" && !value.empty()) {
+      return InvalidVariable("OPENREG_DRIVER_VALIDATION", *validation,
+                             "0 (off, the default) or 1 (check every driver "
+                             "call)");
+    }
+    config.driver_validation = value == "1";
+  }
   return config;
 }
 

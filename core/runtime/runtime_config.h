@@ -29,6 +29,7 @@ struct RuntimeConfig {
   uint64_t device_memory_bytes = 0;              // OPENREG_DEVICE_MEMORY, 0: driver default
   std::string driver_options;                    // OPENREG_DRIVER_OPTIONS, passed to init
   AllocatorConfig allocator;                     // OPENREG_ALLOC_CONF
+  bool driver_validation = false;                // OPENREG_DRIVER_VALIDATION
 };
 
 // Parses sizes such as "1048576", "512MiB", "2GiB", "1.5GB" (binary and

@@ -179,8 +179,10 @@ TEST(RuntimeConfigTest, Defaults) {
                                    "OPENREG_DEVICE_COUNT",
                                    "OPENREG_DEVICE_MEMORY",
                                    "OPENREG_DRIVER_OPTIONS",
-                                   "OPENREG_ALLOC_CONF"));
+                                   "OPENREG_ALLOC_CONF",
+                                   "OPENREG_DRIVER_VALIDATION"));
   EXPECT_FALSE(config->allocator.has_max_split_size());
+  EXPECT_FALSE(config->driver_validation);
 }
 
 TEST(RuntimeConfigTest, Driver) {
@@ -308,6 +310,21 @@ TEST(RuntimeConfigTest, ReadsTheProcessEnvironmentByDefault) {
   EXPECT_EQ(config->device_count, 5);
   EXPECT_EQ(config->device_memory_bytes, 0u);
   ASSERT_EQ(unsetenv("OPENREG_DEVICE_COUNT"), 0);
+}
+
+TEST(RuntimeConfigTest, DriverValidation) {
+  for (const auto& [value, expected] :
+       std::map<std::string, bool>{{"1", true}, {" 1\n", true}, {"0", false},
+                                   {"", false}}) {
+    absl::StatusOr<RuntimeConfig> config =
+        ConfigFrom({{"OPENREG_DRIVER_VALIDATION", value}});
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(config->driver_validation, expected) << value;
+  }
+  for (const char* bad : {"yes", "2", "true"}) {
+    ExpectInvalidVariable("OPENREG_DRIVER_VALIDATION", bad,
+                          "0 (off, the default) or 1");
+  }
 }
 
 }  // namespace
