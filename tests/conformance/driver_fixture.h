@@ -1,6 +1,14 @@
 // The fixtures every conformance test derives from, parameterised over the
 // drivers under test (see driver_under_test.h).
 //
+// Both apply the driver's expectations (expectations.h): an unsupported test
+// is skipped in SetUp with its reason. The failures of an expected failure
+// are caught from SetUp to TearDown (on every thread, through GoogleTest's
+// failure-reporter interface) and the test is then reported as skipped, with
+// the reason and the first failure; if nothing failed, the test fails,
+// saying that the entry is stale. A test that crashes cannot be caught: list
+// it as unsupported.
+//
 // A driver's state is process-wide: UninitializedDriverTest leaves init and
 // shutdown to the test; InitializedDriverTest initializes the driver with
 // kDeviceCount devices of kCapacity bytes (and the run's options) and shuts it
@@ -15,10 +23,12 @@
 #define OPENREG_TESTS_CONFORMANCE_DRIVER_FIXTURE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/driver/openreg_driver.h"
+#include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/driver_under_test.h"
 
@@ -31,6 +41,7 @@ class UninitializedDriverTest
     : public ::testing::TestWithParam<DriverUnderTest> {
  protected:
   void SetUp() override;
+  void TearDown() override;
 
   // A v1.0 config. Its options are the run's options followed by `extra`;
   // the string lives until the next call.
@@ -44,8 +55,20 @@ class UninitializedDriverTest
   const openreg_driver_api* api_ = nullptr;
   openreg_driver_get_api_fn entry_ = nullptr;
 
+  // For a test listed as an expected failure whose SetUp failed fatally
+  // (the failure was caught, so GoogleTest does not know): reports it and
+  // skips the body. True when it did.
+  bool StopIfSetUpFailedAsExpected();
+
  private:
+  void LoadTheDriver();
+  // Reports the outcome of a test listed as an expected failure, once.
+  void JudgeExpectedFailure();
+
   std::string options_;
+  const Expectation* expected_failure_ = nullptr;
+  ::testing::TestPartResultArray caught_;
+  std::unique_ptr<::testing::ScopedFakeTestPartResultReporter> catcher_;
 };
 
 class InitializedDriverTest : public UninitializedDriverTest {
@@ -62,8 +85,13 @@ class InitializedDriverTest : public UninitializedDriverTest {
   openreg_pointer_attributes Attributes(const void* ptr);
 
  private:
+  void InitTheDriver();
+
   bool initialized_ = false;
 };
+
+// "StreamTest.QueryIsExact" for the running test, as expectations name it.
+std::string CurrentTestName();
 
 // Bytes that differ from position to position, for copy checks.
 std::vector<unsigned char> Pattern(size_t size, unsigned char seed);

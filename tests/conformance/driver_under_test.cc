@@ -33,13 +33,22 @@ void PrintTo(const DriverUnderTest& driver, std::ostream* os) {
 }
 
 void AddDriverUnderTest(std::string path) {
-  MutableDrivers().push_back(DriverUnderTest{std::move(path), ""});
+  MutableDrivers().push_back(DriverUnderTest{std::move(path), "", {}});
 }
 
 bool SetOptionsOfLastDriver(std::string options) {
   if (MutableDrivers().empty()) return false;
   MutableDrivers().back().options = std::move(options);
   return true;
+}
+
+bool ReadExpectationsOfLastDriver(const std::string& path,
+                                  std::string& error) {
+  if (MutableDrivers().empty()) {
+    error = "--openreg_expectations must follow the driver it applies to";
+    return false;
+  }
+  return ReadExpectations(path, MutableDrivers().back().expectations, error);
 }
 
 const std::vector<DriverUnderTest>& DriversUnderTest() {

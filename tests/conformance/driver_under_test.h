@@ -16,21 +16,25 @@
 
 #include "core/driver/openreg_driver.h"
 #include "gtest/gtest.h"
+#include "tests/conformance/expectations.h"
 
 namespace openreg::conformance {
 
 struct DriverUnderTest {
   std::string path;     // of the .so, absolute or relative to the cwd
   std::string options;  // passed in every init's config; may be empty
+  std::vector<Expectation> expectations;  // see expectations.h
 };
 
 // gtest prints parameters with this when a test fails.
 void PrintTo(const DriverUnderTest& driver, std::ostream* os);
 
 // Called by main before InitGoogleTest: adds a driver, and sets the options
-// of the driver added last (false when there is none).
+// or reads the expectations file of the driver added last (false, with
+// `error` set, when there is none or the file is malformed).
 void AddDriverUnderTest(std::string path);
 bool SetOptionsOfLastDriver(std::string options);
+bool ReadExpectationsOfLastDriver(const std::string& path, std::string& error);
 const std::vector<DriverUnderTest>& DriversUnderTest();
 
 // "cpu_sim", or "threaded_sim_adversarial_1_execution_slots_1": the library
