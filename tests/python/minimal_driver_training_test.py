@@ -17,9 +17,9 @@ DRIVER = os.path.abspath(sys.argv[1])
 TRAIN_PY = os.path.abspath(sys.argv[2])
 os.environ["OPENREG_DRIVER"] = DRIVER
 
-import importlib.util  # noqa: E402
-
 import torch  # noqa: E402
+
+import autograd_test  # noqa: E402  (reads examples/train.py from the runfiles)
 
 TRAINING_STEPS = """
 import importlib.util, sys
@@ -36,13 +36,6 @@ print(losses)
 """
 
 
-def load_example():
-    spec = importlib.util.spec_from_file_location("train_example", TRAIN_PY)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 class MinimalDriverTrainingTest(unittest.TestCase):
     def test_driver_is_the_minimal_one(self):
         info = torch.openreg.driver_info()
@@ -50,21 +43,8 @@ class MinimalDriverTrainingTest(unittest.TestCase):
         self.assertEqual(torch.openreg.device_count(), 2)
 
     def test_training_steps_match_cpu(self):
-        example = load_example()
-        features, labels = example.make_dataset(num_samples=512)
-        results = {}
-        for device in ("cpu", "openreg"):
-            model = example.build_model().to(device)
-            optimizer = example.make_optimizer(model)
-            x, y = features.to(device), labels.to(device)
-            losses = [example.train_step(model, optimizer, x[i:i + 128], y[i:i + 128]).item() for i in range(0, 512, 128)]
-            results[device] = (losses, [p.detach().cpu() for p in model.parameters()])
-        cpu_losses, cpu_params = results["cpu"]
-        device_losses, device_params = results["openreg"]
-        torch.testing.assert_close(device_losses, cpu_losses)
-        for cpu_param, device_param in zip(cpu_params, device_params):
-            torch.testing.assert_close(device_param, cpu_param, rtol=1e-5, atol=1e-6)
-        self.assertLess(device_losses[-1], device_losses[0])
+        # The shipped drivers' check, run here on the minimal driver.
+        autograd_test.test_example_training_steps_match_cpu()
 
     def test_training_under_the_validation_layer_finds_no_misuse(self):
         env = dict(os.environ, OPENREG_DRIVER=DRIVER, OPENREG_DRIVER_VALIDATION="1")
