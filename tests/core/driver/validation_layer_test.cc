@@ -5,6 +5,8 @@
 // host functions on its own threads, which call back through the layer).
 #include "core/driver/validation_layer.h"
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -47,6 +49,12 @@ class ValidationLayerTest : public ::testing::TestWithParam<std::string> {
     config.validation = true;
     const std::string path =
         "plugins/" + GetParam() + "/libopenreg_" + GetParam() + ".so";
+    // Keep the library mapped after the Driver unloads it, as the core does
+    // for the life of the process: threaded_sim's process-wide state must not
+    // be unmapped while it still holds allocations (LeakSanitizer would
+    // report them).
+    ASSERT_NE(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr)
+        << dlerror();
     absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
     ASSERT_TRUE(driver.ok()) << driver.status();
     driver_ = *std::move(driver);
