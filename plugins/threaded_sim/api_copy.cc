@@ -4,11 +4,15 @@
 // As on CUDA, a copy is fully asynchronous only between device memory and
 // pinned host memory (from host_malloc). Any other host memory is pageable,
 // and the caller may reuse it as soon as the call returns:
-//   - a pageable source is staged: its bytes are copied into a buffer the
-//     work item owns before the call returns, and the item copies from there;
-//   - a pageable destination makes the call blocking: it enqueues the copy
-//     and returns only once it (and so all earlier work on the stream) has
-//     finished.
+//   - a small pageable source (up to kStagingLimit) is staged: its bytes are
+//     copied into a buffer the work item owns before the call returns, and
+//     the item copies from there;
+//   - a larger pageable source, and any pageable destination, make the call
+//     blocking: it enqueues the copy and returns only once it (and so all
+//     earlier work on the stream) has finished. For a large source this is
+//     CUDA's behaviour too (it synchronizes the stream before a pageable
+//     upload), and it copies the bytes once instead of twice into a fresh
+//     buffer, whose page faults cost more than the copy itself.
 // Device pointers are validated when the work is enqueued; the caller
 // guarantees they stay allocated until it ran.
 #include <cstring>
@@ -88,9 +92,13 @@ bool IsPinned(DriverState& state, const void* ptr, size_t size) {
   return pinned.has_value() && pinned->Holds(ptr, size);
 }
 
+// Pageable sources up to this size are staged; larger ones are copied in
+// place while the caller waits.
+constexpr size_t kStagingLimit = size_t{1} << 20;
+
 // The blocking case of Note [Pageable host memory].
-openreg_status CopyIntoPageable(Stream& stream, void* dst, const void* src,
-                                size_t size, const char* description) {
+openreg_status CopyAndWait(Stream& stream, void* dst, const void* src,
+                           size_t size, const char* description) {
   constexpr const char* kFunction = "memcpy_async";
   if (Stream::CurrentWorker() == &stream) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -113,7 +121,7 @@ openreg_status CopyIntoPageable(Stream& stream, void* dst, const void* src,
   if (!stream.AwaitFinished(ticket)) {
     return Fail(OPENREG_ERROR_NOT_INITIALIZED,
                 absl::StrFormat("%s: stream %p was shut down before the copy "
-                                "into pageable memory ran",
+                                "to or from pageable memory ran",
                                 kFunction, stream.handle()));
   }
   return OPENREG_SUCCESS;
@@ -176,9 +184,13 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
                                                   "dst", description));
   }
   if (!device_dst && !IsPinned(*state, dst, size)) {
-    return CopyIntoPageable(*target, dst, src, size, description);
+    return CopyAndWait(*target, dst, src, size, description);
   }
   if (!device_src && !IsPinned(*state, src, size)) {
+    // A host function on this stream cannot wait for its own stream.
+    if (size > kStagingLimit && Stream::CurrentWorker() != target.get()) {
+      return CopyAndWait(*target, dst, src, size, description);
+    }
     return CopyFromPageable(*target, dst, src, size, description);
   }
   // memmove: a device-to-device copy within one allocation may overlap.

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -65,7 +66,7 @@ openreg_driver_config Config(int32_t device_count, const char* options) {
   std::memset(&config, 0, sizeof(config));
   config.struct_size = OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0;
   config.device_count = device_count;
-  config.device_memory_bytes = uint64_t{1} << 20;
+  config.device_memory_bytes = uint64_t{4} << 20;
   config.options = options;
   return config;
 }
@@ -192,7 +193,7 @@ class ThreadedSimTest : public ::testing::Test {
     }
   }
 
-  // Initializes 2 devices of 1 MiB with `options`.
+  // Initializes 2 devices of 4 MiB with `options`.
   void Init(const char* options) {
     const openreg_driver_config config = Config(2, options);
     ASSERT_EQ(api_->init(&config), OPENREG_SUCCESS)
@@ -452,6 +453,43 @@ TEST_F(ThreadedSimTest, CopyIntoPageableMemoryBlocksButPinnedDoesNot) {
   EXPECT_EQ(pageable[63], 0x7e);
   releaser.join();
   EXPECT_EQ(api_->host_free(pinned), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(0, device), OPENREG_SUCCESS);
+}
+
+TEST_F(ThreadedSimTest, SmallPageableSourceIsStagedLargeOneWaits) {
+  Init("");
+  openreg_stream stream = NewStream(0);
+  constexpr size_t kSmall = 4096;
+  constexpr size_t kLarge = (size_t{1} << 20) + 1;  // past the staging limit
+  void* device = nullptr;
+  ASSERT_EQ(api_->device_malloc(0, kLarge, &device), OPENREG_SUCCESS);
+  std::vector<unsigned char> source(kLarge, 0x5a);
+
+  Blocker small_blocker;
+  small_blocker.Launch(stream);
+  ASSERT_EQ(api_->memcpy_async(device, source.data(), kSmall,
+                               OPENREG_MEMCPY_HOST_TO_DEVICE, stream),
+            OPENREG_SUCCESS);
+  // Staged: returned while the stream is held, and the source may change.
+  EXPECT_FALSE(small_blocker.finished());
+  std::fill(source.begin(), source.end(), 0x11);
+  small_blocker.Release();
+  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(static_cast<unsigned char*>(device)[kSmall - 1], 0x5a);
+
+  Blocker large_blocker;
+  large_blocker.Launch(stream);
+  std::thread releaser([&large_blocker] {
+    std::this_thread::sleep_for(milliseconds(100));
+    large_blocker.Release();
+  });
+  ASSERT_EQ(api_->memcpy_async(device, source.data(), kLarge,
+                               OPENREG_MEMCPY_HOST_TO_DEVICE, stream),
+            OPENREG_SUCCESS);
+  // Copied in place: returned only after the earlier work and the copy.
+  EXPECT_TRUE(large_blocker.finished());
+  EXPECT_EQ(static_cast<unsigned char*>(device)[kLarge - 1], 0x11);
+  releaser.join();
   EXPECT_EQ(api_->device_free(0, device), OPENREG_SUCCESS);
 }
 
