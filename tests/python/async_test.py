@@ -1,8 +1,8 @@
 """Asynchronous execution (Note [Asynchronous execution] in core/runtime/stream_work.h).
 
 What must hold on every driver, and what only a truly asynchronous driver
-(threaded_sim) shows. Timing assertions are loose ratios measured in the same
-test, never absolute times.
+(threaded_sim) shows. Timing assertions are orders of events or loose ratios
+measured in the same test with a wide margin, never absolute times.
 """
 
 import os
@@ -36,36 +36,30 @@ def test_enqueueing_is_much_faster_than_executing():
 
 
 @needs_async_driver
-def test_two_streams_overlap():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # one core per kernel, so two streams can use both
-    try:
-        a = torch.randn(768, 768, device="openreg")
-        streams = [torch.Stream(device="openreg") for _ in range(2)]
-
-        def run(stream_count):
-            outputs = []
-            torch.openreg.synchronize()
-            start = time.perf_counter()
-            for i in range(16):
-                with streams[i % stream_count]:
-                    outputs.append(a @ a)
-            torch.openreg.synchronize()
-            return time.perf_counter() - start
-
-        run(2)  # warm-up
-        # The machine is shared: a real overlap shows in one of three tries,
-        # while a driver that serializes its streams fails all of them.
-        timings = []
-        for _ in range(3):
-            one = min(run(1) for _ in range(3))
-            two = min(run(2) for _ in range(3))
-            timings.append((one, two))
-            if two < 0.85 * one:
-                return
-    finally:
-        torch.set_num_threads(threads)
-    pytest.fail(f"two streams were not clearly faster than one: (one, two) seconds = {timings}")
+def test_work_on_two_streams_runs_at_the_same_time():
+    # Each stream brackets a long run of matmuls with timing events. The two
+    # intervals overlap when the streams run concurrently: an order of
+    # timestamps, not a speed, so it holds on a loaded machine too (how much
+    # faster two streams are is bench/'s business, not a test's).
+    a = torch.randn(512, 512, device="openreg")
+    streams = [torch.Stream(device="openreg") for _ in range(2)]
+    intervals = []
+    for stream in streams:
+        start = torch.Event(device="openreg", enable_timing=True)
+        end = torch.Event(device="openreg", enable_timing=True)
+        with stream:
+            start.record()
+            for _ in range(20):
+                result = a @ a
+            end.record()
+        intervals.append((start, end, result))
+    torch.openreg.synchronize()
+    (start_1, end_1, result_1), (start_2, end_2, result_2) = intervals
+    assert start_1.elapsed_time(end_2) > 0, "the second stream ended before the first began"
+    assert start_2.elapsed_time(end_1) > 0, "the first stream ended before the second began: they ran one after the other"
+    expected = a.cpu() @ a.cpu()
+    assert_same(result_1, expected, rtol=1e-4, atol=1e-3)
+    assert_same(result_2, expected, rtol=1e-4, atol=1e-3)
 
 
 def test_work_on_a_stream_sees_earlier_work_on_it():
