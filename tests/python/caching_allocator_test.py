@@ -244,8 +244,21 @@ def test_many_threads_and_streams_end_with_nothing_allocated():
 
 def test_accelerator_reports_the_same_numbers():
     keep = torch.empty(5000, device="openreg")
-    assert torch.accelerator.memory_allocated(0) == torch.openreg.memory_allocated(0)
-    assert torch.accelerator.memory_reserved(0) == torch.openreg.memory_reserved()
+    torch.openreg.synchronize()
+    accelerator = torch.accelerator
+    assert accelerator.memory_stats(0) == torch.openreg.memory_stats(0)
+    assert accelerator.memory_allocated(0) == torch.openreg.memory_allocated(0)
+    assert accelerator.memory_reserved(0) == torch.openreg.memory_reserved()
+    assert accelerator.max_memory_allocated(0) == torch.openreg.max_memory_allocated()
+    assert accelerator.max_memory_reserved(0) == torch.openreg.max_memory_reserved()
+    assert accelerator.get_memory_info(0) == torch.openreg.mem_get_info(0)
+    accelerator.reset_peak_memory_stats(0)
+    assert torch.openreg.max_memory_allocated() == torch.openreg.memory_allocated()
+    spare = torch.empty(3 * MiB, dtype=torch.uint8, device="openreg")
+    del spare
+    reserved = torch.openreg.memory_reserved()
+    accelerator.empty_cache()
+    assert torch.openreg.memory_reserved() < reserved
     assert torch.openreg.memory_allocated() >= keep.numel() * 4
     assert torch.openreg.max_memory_reserved() >= torch.openreg.memory_reserved()
     free, total = torch.openreg.mem_get_info()

@@ -317,27 +317,24 @@ TEST_F(ThreadedSimTest, WorkOnTwoStreamsOverlapsInTime) {
       << api_->last_error_message();
 }
 
-TEST_F(ThreadedSimTest, EnqueueingIsMuchFasterThanExecuting) {
+// Launching returns before the work runs: shown by order, with the stream
+// held, not by timing (which sanitizers and a loaded machine distort).
+TEST_F(ThreadedSimTest, LaunchReturnsBeforeTheWorkRuns) {
   Init("");
   openreg_stream stream = NewStream(0);
   constexpr int kItems = 20;
-  const auto start = steady_clock::now();
+  Blocker blocker;
+  blocker.Launch(stream);
+  std::atomic<int> counter{0};
   for (int i = 0; i < kItems; ++i) {
-    ASSERT_EQ(api_->launch_host_func(
-                  stream,
-                  [](void*) -> openreg_status {
-                    std::this_thread::sleep_for(milliseconds(10));
-                    return OPENREG_SUCCESS;
-                  },
-                  nullptr),
-              OPENREG_SUCCESS);
+    ASSERT_EQ(api_->launch_host_func(stream, Count, &counter), OPENREG_SUCCESS);
   }
-  const auto enqueued = steady_clock::now();
+  // Every launch returned while the stream was held: none of the work ran.
+  EXPECT_EQ(counter.load(), 0);
   EXPECT_EQ(api_->stream_query(stream), OPENREG_ERROR_NOT_READY);
+  blocker.Release();
   ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
-  const auto finished = steady_clock::now();
-  EXPECT_LT(enqueued - start, milliseconds(50));
-  EXPECT_GE(finished - start, milliseconds(kItems * 10));
+  EXPECT_EQ(counter.load(), kItems);
 }
 
 TEST_F(ThreadedSimTest, OneExecutionSlotRunsOneItemAtATime) {
@@ -606,21 +603,27 @@ TEST_F(ThreadedSimTest, AdversarialModeDelaysEveryItem) {
   openreg_stream stream = NewStream(0);
   std::atomic<int> counter{0};
   constexpr int kItems = 20;
-  const auto start = steady_clock::now();
   for (int i = 0; i < kItems; ++i) {
     ASSERT_EQ(api_->launch_host_func(stream, Count, &counter),
               OPENREG_SUCCESS);
   }
   const auto enqueued = steady_clock::now();
+  // Work still pending when the launches returned (the delays sum to about
+  // 200 ms; launching takes microseconds, even under a sanitizer).
+  EXPECT_LT(counter.load(), kItems);
   ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
   const auto finished = steady_clock::now();
   EXPECT_EQ(counter.load(), kItems);
-  EXPECT_LT(enqueued - start, milliseconds(20));
-  // 20 delays uniform in [0, 20 ms] sum to 200 ms on average.
+  // 20 delays uniform in [0, 20 ms] sum to 200 ms on average; a lower bound
+  // only grows safer on a loaded machine.
   EXPECT_GT(finished - enqueued, milliseconds(60));
 }
 
 TEST_F(ThreadedSimTest, AdversarialModeExposesAMissingSynchronization) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "reads device memory without synchronizing, on purpose: the "
+                  "data race ThreadSanitizer rightly reports";
+#endif
   Init("adversarial=1,adversarial_seed=11,adversarial_max_delay_us=20000");
   openreg_stream stream = NewStream(0);
   unsigned char* device = nullptr;

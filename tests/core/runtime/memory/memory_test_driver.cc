@@ -1,5 +1,7 @@
 #include "tests/core/runtime/memory/memory_test_driver.h"
 
+#include <dlfcn.h>
+
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 
@@ -8,6 +10,10 @@ namespace openreg::testing {
 std::unique_ptr<Driver> LoadTestDriver(const std::string& path,
                                        uint64_t device_memory,
                                        int32_t device_count) {
+  // Keep the library mapped after the Driver unloads it, as the core does
+  // for the life of the process: threaded_sim leaves process-wide state and
+  // exit handlers behind, which must not point into unmapped code.
+  EXPECT_NE(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr) << dlerror();
   DriverConfig config;
   config.device_count = device_count;
   config.device_memory_bytes = device_memory;
