@@ -24,7 +24,12 @@ DeviceMemoryPool::~DeviceMemoryPool() {
   for (openreg_event event : spare_events_) {
     driver_.EventDestroy(event).IgnoreError();
   }
-  for (Block* block : retired_) delete block;  // their memory stays reserved
+  // Free blocks left share a segment with a retired block; their memory,
+  // like the retired blocks', stays with the driver until it shuts down.
+  for (FreeSet* free_set : {&small_free_, &large_free_}) {
+    for (Block* block : *free_set) delete block;
+  }
+  for (Block* block : retired_) delete block;
   for (Block* block : spare_blocks_) delete block;
 }
 
