@@ -3,7 +3,8 @@
 # installs it into the project's virtual environment:
 #   1. Debian packages: Bazel 4.2.3 and the C++ libraries the build links;
 #   2. the virtual environment ${OPENREG_VENV:-$HOME/.cache/openreg/venv} with
-#      torch==2.13.0, numpy, pytest and matplotlib (the benchmark chart);
+#      torch==2.13.0, numpy, pytest, matplotlib (the benchmark chart) and
+#      expecttest (torch's test framework, which the OpInfo tests use, imports it);
 #   3. .bazelrc.local: Bazel caches outside the clone, so fresh clones reuse
 #      earlier builds;
 #   4. only with --with-tsan: abseil's Debian source package, unpacked into
@@ -21,7 +22,7 @@ set -euo pipefail
 
 readonly TORCH_VERSION="2.13.0"
 readonly APT_PACKAGES=(bazel-bootstrap libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev)
-readonly PYTHON_PACKAGES=("torch==${TORCH_VERSION}" numpy pytest matplotlib)
+readonly PYTHON_PACKAGES=("torch==${TORCH_VERSION}" numpy pytest matplotlib expecttest)
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -137,6 +138,7 @@ assert metadata.version("torch").startswith(sys.argv[1])
 metadata.version("numpy")
 metadata.version("pytest")
 metadata.version("matplotlib")
+metadata.version("expecttest")
 EOF
 }
 
@@ -145,8 +147,8 @@ if ! python_packages_present; then
   "${venv_python}" -m pip install "${PYTHON_PACKAGES[@]}" \
     || die "pip install ${PYTHON_PACKAGES[*]} failed (see above)." \
            "Check that PyPI is reachable (pip config list), then run tools/setup.sh again."
-  "${venv_python}" -c "import torch, numpy, pytest, matplotlib; assert torch.__version__.startswith('${TORCH_VERSION}'), torch.__version__" \
-    || die "torch, numpy, pytest or matplotlib do not import in ${venv} after installing them (see above)." \
+  "${venv_python}" -c "import torch, numpy, pytest, matplotlib, expecttest; assert torch.__version__.startswith('${TORCH_VERSION}'), torch.__version__" \
+    || die "torch, numpy, pytest, matplotlib or expecttest do not import in ${venv} after installing them (see above)." \
            "Remove the environment (rm -rf '${venv}') and run tools/setup.sh again."
   did_something=1
 fi
