@@ -39,11 +39,20 @@ bool IsPlainByteCopy(const at::Tensor& src, const at::Tensor& dst) {
          !src.is_conj() && !dst.is_conj() && !src.is_neg() && !dst.is_neg();
 }
 
-// A CPU tensor with dst's sizes, strides and dtype, holding src's values.
+// An empty CPU tensor whose bytes mean what `like`'s bytes mean: same sizes,
+// strides, dtype, and conjugate and negative bits.
+at::Tensor CpuBufferLike(const at::Tensor& like) {
+  at::Tensor buffer = at::empty_strided(
+      like.sizes(), like.strides(),
+      at::TensorOptions().dtype(like.scalar_type()).device(at::kCPU));
+  buffer._set_conj(like.is_conj());
+  buffer._set_neg(like.is_neg());
+  return buffer;
+}
+
+// A CPU tensor laid out as dst, holding src's values.
 at::Tensor CpuStagingLike(const at::Tensor& dst, const at::Tensor& src) {
-  at::Tensor staging = at::empty_strided(
-      dst.sizes(), dst.strides(),
-      at::TensorOptions().dtype(dst.scalar_type()).device(at::kCPU));
+  at::Tensor staging = CpuBufferLike(dst);
   staging.copy_(src);
   return staging;
 }
@@ -103,9 +112,7 @@ void CopyDeviceToHost(const at::Tensor& src, const at::Tensor& dst,
     }
     return;
   }
-  at::Tensor staging = at::empty_strided(
-      src.sizes(), src.strides(),
-      at::TensorOptions().dtype(src.scalar_type()).device(at::kCPU));
+  at::Tensor staging = CpuBufferLike(src);
   Memcpy(staging, src, OPENREG_MEMCPY_DEVICE_TO_HOST, device);
   SynchronizeCurrentStream(device);
   dst.copy_(staging);

@@ -6,6 +6,12 @@
 namespace openreg {
 
 at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
+  // One alias per tensor: kernels compare arguments by identity (an out=
+  // argument that is also an input is updated in place, never resized).
+  if (auto it = aliases_.find(tensor.unsafeGetTensorImpl());
+      it != aliases_.end()) {
+    return it->second;
+  }
   const c10::Storage& storage = tensor.storage();
   auto [it, inserted] = storages_.try_emplace(storage.unsafeGetStorageImpl());
   if (inserted) {
@@ -23,7 +29,12 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
       tensor.dtype());
   alias.unsafeGetTensorImpl()->set_sizes_and_strides(
       tensor.sizes(), tensor.strides(), tensor.storage_offset());
+  // The lazy conjugate and negative bits are part of the value: kernels the
+  // Conjugate/Negative keys let through (copies, matmuls) read them.
+  alias._set_conj(tensor.is_conj());
+  alias._set_neg(tensor.is_neg());
   tensors_.emplace(alias.unsafeGetTensorImpl(), tensor);
+  aliases_.emplace(tensor.unsafeGetTensorImpl(), alias);
   return alias;
 }
 

@@ -18,9 +18,10 @@ namespace openreg {
 
 class CpuAliases {
  public:
-  // A CPU tensor over the same memory as `tensor`. Tensors sharing an openreg
-  // storage get CPU tensors sharing one CPU storage, so kernels see their
-  // aliasing exactly as it is.
+  // A CPU tensor over the same memory as `tensor`, with its conjugate and
+  // negative bits; the same alias every time for the same tensor. Tensors
+  // sharing an openreg storage get CPU tensors sharing one CPU storage, so
+  // kernels see their aliasing exactly as it is.
   at::Tensor Alias(const at::Tensor& tensor);
 
   // The openreg tensor whose alias is `cpu_tensor` (same TensorImpl), if any.
@@ -37,6 +38,8 @@ class CpuAliases {
   absl::flat_hash_map<const c10::StorageImpl*, StorageAlias> storages_;
   // CPU TensorImpl -> the openreg tensor it aliases.
   absl::flat_hash_map<const c10::TensorImpl*, at::Tensor> tensors_;
+  // openreg TensorImpl -> its alias.
+  absl::flat_hash_map<const c10::TensorImpl*, at::Tensor> aliases_;
 };
 
 // One-off alias of a single tensor.

@@ -117,20 +117,42 @@ struct KernelLaunch {
   std::vector<at::Tensor> copy_results_into;
 };
 
+// A CPU tensor over `alias`'s memory and geometry, in a storage of its own:
+// it keeps pointing at that memory when a kernel moves `alias`'s storage.
+at::Tensor FixedPlacementOf(const at::Tensor& alias) {
+  c10::Storage storage(c10::Storage::use_byte_size_t(), alias.storage().nbytes(),
+                       c10::DataPtr(alias.storage().mutable_data(),
+                                    c10::Device(c10::DeviceType::CPU)),
+                       /*allocator=*/nullptr, /*resizable=*/false);
+  at::Tensor fixed = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), kCpuKeys, alias.dtype());
+  fixed.unsafeGetTensorImpl()->set_sizes_and_strides(
+      alias.sizes(), alias.strides(), alias.storage_offset());
+  return fixed;
+}
+
 void RunKernel(KernelLaunch& launch, c10::DeviceIndex device) {
-  std::vector<const void*> written_data;
+  std::vector<at::Tensor> placements;
   for (const at::Tensor& alias : launch.written) {
-    written_data.push_back(alias.storage().data());
+    placements.push_back(FixedPlacementOf(alias));
   }
   {
     const ScopedKernelMemoryOnDevice kernel_memory(device);
     launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
   }
+  // Some out= kernels use their output as scratch space of another shape
+  // before writing the result (huber_loss and binary_cross_entropy with a
+  // reduction), which moves it to new memory. The caller already holds the
+  // result at its planned place: copy it there.
   for (size_t i = 0; i < launch.written.size(); ++i) {
-    TORCH_CHECK(launch.written[i].storage().data() == written_data[i],
+    const at::Tensor& written = launch.written[i];
+    if (written.storage().data() == placements[i].storage().data()) continue;
+    TORCH_CHECK(written.sizes() == placements[i].sizes(),
                 "openreg internal error: ", launch.op.schema().name(),
-                " moved a written argument although its shape was known "
-                "before it ran");
+                " changed the shape of a written argument from ",
+                placements[i].sizes(), " to ", written.sizes(),
+                " although its shape was known before it ran");
+    placements[i].copy_(written);
   }
   if (launch.copy_results_into.empty()) return;
   size_t next = 0;
@@ -473,9 +495,10 @@ class FallbackCall {
     if (const c10::Storage* storage = aliases.OriginalStorageOf(result);
         storage != nullptr && result.storage().data() == storage->data()) {
       // A view of an argument: the same geometry over the openreg storage.
+      // Not TensorImpl::VIEW, which takes the key set as given: without the
+      // autograd keys the view would be an inference tensor.
       at::Tensor view = at::detail::make_tensor<c10::TensorImpl>(
-          c10::TensorImpl::VIEW, c10::Storage(*storage), kOpenRegKeys,
-          result.dtype());
+          c10::Storage(*storage), kOpenRegKeys, result.dtype());
       view.unsafeGetTensorImpl()->set_sizes_and_strides(
           result.sizes(), result.strides(), result.storage_offset());
       return view;

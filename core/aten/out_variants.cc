@@ -34,6 +34,15 @@ bool IsOutVariantOf(const c10::FunctionSchema& out,
   return true;
 }
 
+// Ops whose out= overload does not compute the functional result into an
+// output of that result's shape. binary_cross_entropy.out with a reduction
+// takes `out` as its elementwise buffer, of the input's shape, and reduces
+// in it afterwards: given the scalar the functional op returns, it reduces
+// the first element only.
+bool OutOverloadHasOtherContract(const c10::OperatorName& name) {
+  return name.name == "aten::binary_cross_entropy";
+}
+
 class OutVariantCache {
  public:
   std::optional<c10::OperatorHandle> Find(const c10::OperatorHandle& op) {
@@ -58,6 +67,7 @@ class OutVariantCache {
       }
     }
     const c10::OperatorName& name = op.operator_name();
+    if (OutOverloadHasOtherContract(name)) return std::nullopt;
     auto it = overloads_.find(name.name);
     if (it == overloads_.end()) return std::nullopt;
     for (const std::string& overload : it->second) {

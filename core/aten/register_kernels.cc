@@ -36,6 +36,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          TORCH_FN(ConvolutionBackwardOverrideable));
 }
 
+// ATen's Conjugate and Negative fallbacks materialize a lazily conjugated or
+// negated argument with clone(), which copies through _copy_from again on
+// every device but the CPU and CUDA: endless recursion. openreg's copies read
+// the bits themselves (copy_ops.cc), so the copy goes straight to them.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
 // Priority 1 outranks PyTorch's default CPU allocator (priority 0), which the
 // router wraps. See Note [Kernel allocations in device memory].
 const bool kernel_memory_router_installed = [] {

@@ -1,0 +1,79 @@
+"""The CPU-kernel fallback keeps the semantics ATen's kernels read off their arguments.
+
+Each test is a case the OpInfo database (op_coverage/) found broken: argument
+identity, lazy conjugate/negative bits, views made by the fallback, and out=
+kernels that use their output as scratch space.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from openreg_testing import assert_same
+
+
+def test_in_place_op_that_would_broadcast_self_raises_as_on_cpu():
+    # logical_and_ runs logical_and.out with out=self: the kernel must see out
+    # and self as one tensor, or it resizes self instead of raising.
+    small, large = torch.ones(5, dtype=torch.bool), torch.ones(3, 5, dtype=torch.bool)
+    device_small = small.to("openreg")
+    try:
+        device_small.logical_and_(large.to("openreg"))
+        torch.openreg.synchronize()
+    except RuntimeError as error:
+        assert "doesn't match the broadcast shape" in str(error)
+    else:
+        raise AssertionError("logical_and_ broadcast self on openreg; the CPU raises")
+    assert device_small.shape == (5,)
+
+
+def test_copy_of_a_conjugated_tensor_materializes_the_conjugate():
+    z = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64)
+    on_device = z.to("openreg")
+    assert_same(on_device.conj().clone(), z.conj())
+    assert torch.equal(on_device.conj().cpu(), z.conj().resolve_conj())
+    assert_same(torch.neg(on_device.conj()), torch.neg(z.conj()))
+    target = torch.zeros(2, dtype=torch.complex64, device="openreg")
+    target.copy_(on_device.conj())
+    assert_same(target, z.conj())
+
+
+def test_matmul_reads_the_conjugate_bit_of_its_arguments():
+    a = torch.randn(3, 4, dtype=torch.complex64)
+    b = torch.randn(4, 2, dtype=torch.complex64)
+    assert_same(torch.mm(a.to("openreg").conj(), b.to("openreg")), torch.mm(a.conj(), b))
+
+
+def test_polar_gradient_goes_through_conjugated_tensors():
+    magnitude = torch.tensor([0.5, 2.0], requires_grad=True)
+    angle = torch.tensor([0.3, -1.2], requires_grad=True)
+    torch.polar(magnitude, angle).abs().sum().backward()
+    device_magnitude = magnitude.detach().to("openreg").requires_grad_()
+    device_angle = angle.detach().to("openreg").requires_grad_()
+    torch.polar(device_magnitude, device_angle).abs().sum().backward()
+    assert_same(device_magnitude.grad, magnitude.grad)
+    assert_same(device_angle.grad, angle.grad)
+
+
+def test_views_made_by_the_fallback_take_part_in_autograd():
+    # view_as_complex has no openreg kernel: the fallback builds the view.
+    pairs = torch.randn(3, 2, requires_grad=True)
+    torch.view_as_complex(pairs).abs().sum().backward()
+    device_pairs = pairs.detach().to("openreg").requires_grad_()
+    view = torch.view_as_complex(device_pairs)
+    assert not view.is_inference()
+    view.abs().sum().backward()
+    assert_same(device_pairs.grad, pairs.grad)
+
+
+def test_reductions_whose_out_kernel_uses_the_output_as_scratch():
+    prediction = torch.rand(5, 5) * 0.8 + 0.1
+    target = torch.rand(5, 5)
+    for reduction in ("mean", "sum", "none"):
+        assert_same(
+            F.huber_loss(prediction.to("openreg"), target.to("openreg"), reduction=reduction),
+            F.huber_loss(prediction, target, reduction=reduction),
+        )
+        assert_same(
+            F.binary_cross_entropy(prediction.to("openreg"), target.to("openreg"), reduction=reduction),
+            F.binary_cross_entropy(prediction, target, reduction=reduction),
+        )
