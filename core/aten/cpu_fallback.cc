@@ -140,19 +140,27 @@ void RunKernel(KernelLaunch& launch, c10::DeviceIndex device) {
     const ScopedKernelMemoryOnDevice kernel_memory(device);
     launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
   }
-  // Some out= kernels use their output as scratch space of another shape
-  // before writing the result (huber_loss and binary_cross_entropy with a
-  // reduction), which moves it to new memory. The caller already holds the
-  // result at its planned place: copy it there.
+  // Some out= kernels give their output another layout (max_unpool2d
+  // restrides it to the input's memory format) or use it as scratch space of
+  // another shape, which moves it to new memory, before writing the result
+  // (huber_loss with a reduction). The caller already holds the result with
+  // its planned layout and place: copy it there.
   for (size_t i = 0; i < launch.written.size(); ++i) {
     const at::Tensor& written = launch.written[i];
-    if (written.storage().data() == placements[i].storage().data()) continue;
-    TORCH_CHECK(written.sizes() == placements[i].sizes(),
+    const at::Tensor& planned = placements[i];
+    const bool moved = written.storage().data() != planned.storage().data();
+    if (!moved && written.strides() == planned.strides() &&
+        written.storage_offset() == planned.storage_offset() &&
+        written.sizes() == planned.sizes()) {
+      continue;
+    }
+    TORCH_CHECK(written.sizes() == planned.sizes(),
                 "openreg internal error: ", launch.op.schema().name(),
                 " changed the shape of a written argument from ",
-                placements[i].sizes(), " to ", written.sizes(),
+                planned.sizes(), " to ", written.sizes(),
                 " although its shape was known before it ran");
-    placements[i].copy_(written);
+    // In place, the values must leave the memory they are copied into first.
+    planned.copy_(moved ? written : written.clone());
   }
   if (launch.copy_results_into.empty()) return;
   size_t next = 0;

@@ -206,12 +206,24 @@ SpecCache& Cache() {
   return *cache;
 }
 
+// Ops whose CPU kernel returns other shapes than their meta kernel for some
+// arguments: _embedding_bag's bookkeeping outputs depend on the mode, and
+// native_batch_norm returns empty saved statistics in evaluation mode. Their
+// results are taken from the kernel itself, after it ran.
+bool CpuShapesDifferFromMeta(const c10::OperatorName& name) {
+  return name.name == "aten::_embedding_bag" ||
+         name.name == "aten::_embedding_bag_forward_only" ||
+         name.name == "aten::native_batch_norm";
+}
+
 }  // namespace
 
 std::optional<ResultSpecs> InferResultSpecs(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
   const c10::OperatorName& name = op.operator_name();
-  if (Cache().KnownWithoutMeta(name)) return std::nullopt;
+  if (Cache().KnownWithoutMeta(name) || CpuShapesDifferFromMeta(name)) {
+    return std::nullopt;
+  }
   std::string key = name.name + "." + name.overload_name + "(";
   bool cacheable = true;
   for (const c10::IValue& argument : arguments) {

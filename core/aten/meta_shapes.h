@@ -36,8 +36,9 @@ struct ResultSpecs {
 
 // Runs the meta kernel of `op` on meta stand-ins for `arguments` (which are
 // the op's arguments as the caller passed them). nullopt when the results
-// cannot be known without running the op: no meta kernel, shapes that depend
-// on data, or returns other than tensors and tensor lists.
+// cannot be known without running the op: no meta kernel, a meta kernel
+// known to disagree with the CPU kernel, shapes that depend on data, or
+// returns other than tensors and tensor lists.
 std::optional<ResultSpecs> InferResultSpecs(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments);
 

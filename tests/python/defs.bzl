@@ -2,13 +2,23 @@
 
 load("//plugins:drivers.bzl", "SHIPPED_DRIVERS")
 
-def openreg_py_test(name, src, drivers = SHIPPED_DRIVERS, size = "medium", data = [], tags = []):
+def openreg_py_test(
+        name,
+        src,
+        drivers = SHIPPED_DRIVERS,
+        size = "medium",
+        data = [],
+        deps = [],
+        shard_count = None,
+        tags = []):
     """Declares `<name>_<driver>` for every driver in `drivers`.
 
     Each runs `src` under pytest with OPENREG_DRIVER=<driver>, importing the
     torch_openreg package built by Bazel (not an installed copy). Tests that
     compare timings should be tagged "exclusive", so no other test competes
-    for the cores while they measure.
+    for the cores while they measure. With `shard_count`, Bazel runs each
+    driver's test in that many processes, which the test file must split
+    its work between (TEST_SHARD_INDEX of TEST_TOTAL_SHARDS).
     """
     for driver in drivers:
         native.py_test(
@@ -19,9 +29,10 @@ def openreg_py_test(name, src, drivers = SHIPPED_DRIVERS, size = "medium", data 
             data = data,
             python_version = "PY3",
             size = size,
+            shard_count = shard_count,
             tags = tags,
             deps = [
                 ":test_support",
                 "//bindings/python:torch_openreg",
-            ],
+            ] + deps,
         )

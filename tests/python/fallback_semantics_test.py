@@ -77,3 +77,34 @@ def test_reductions_whose_out_kernel_uses_the_output_as_scratch():
             F.binary_cross_entropy(prediction.to("openreg"), target.to("openreg"), reduction=reduction),
             F.binary_cross_entropy(prediction, target, reduction=reduction),
         )
+
+
+def test_out_kernel_that_restrides_its_output():
+    # max_unpool2d's out= kernel restrides its output to the input's memory
+    # format (channels-last here); the caller holds the output in the meta
+    # kernel's contiguous layout.
+    values = torch.randn(1, 1, 3, 2).permute(0, 3, 1, 2)  # (1, 2, 1, 3)
+    indices = torch.tensor([[[[0, 7, 13]], [[2, 9, 17]]]]).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    assert values.stride() == indices.stride() == (6, 1, 6, 2)
+    expected = F.max_unpool2d(values, indices, 3, stride=2, output_size=(3, 6))
+    result = F.max_unpool2d(values.to("openreg"), indices.to("openreg"), 3, stride=2, output_size=(3, 6))
+    assert_same(result, expected)
+
+
+def test_embedding_bag_modes_whose_bookkeeping_shapes_differ_from_the_meta_kernel():
+    weight = torch.randn(10, 3)
+    indices = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    offsets = torch.tensor([0, 3, 5])
+    for mode in ("sum", "mean", "max"):
+        assert_same(
+            F.embedding_bag(indices.to("openreg"), weight.to("openreg"), offsets.to("openreg"), mode=mode),
+            F.embedding_bag(indices, weight, offsets, mode=mode),
+        )
+
+
+def test_batch_norm_in_evaluation_mode_returns_the_cpu_kernel_shapes():
+    x, mean, var = torch.randn(4, 3), torch.randn(3), torch.rand(3) + 0.5
+    expected = torch.native_batch_norm(x, None, None, mean, var, False, 0.1, 1e-5)
+    result = torch.native_batch_norm(x.to("openreg"), None, None, mean.to("openreg"), var.to("openreg"), False, 0.1, 1e-5)
+    for got, want in zip(result, expected):
+        assert_same(got, want)
