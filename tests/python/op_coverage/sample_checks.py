@@ -293,7 +293,10 @@ def _is_random(op, cpu_sample) -> bool:
     results = []
     for seed in (SAMPLE_SEED, SAMPLE_SEED + 1):
         torch.manual_seed(seed)
-        results.append(_to_cpu(_call(op, _detached_copy(cpu_sample))))
+        try:
+            results.append(_to_cpu(_call(op, _detached_copy(cpu_sample))))
+        except Exception:  # a copy loses what the sample's storage holds beyond its view (as_strided)
+            return False
     try:
         torch.testing.assert_close(results[0], results[1], equal_nan=True)
     except AssertionError:
