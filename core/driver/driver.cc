@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/driver/driver_status.h"
 
 namespace openreg {
@@ -59,6 +60,24 @@ absl::StatusOr<bool> Driver::CheckReady(openreg_status status,
   if (status == OPENREG_ERROR_NOT_READY) return false;
   if (absl::Status error = Check(status, function); !error.ok()) return error;
   return true;
+}
+
+absl::Status Driver::OptionalFunctionMissing(const char* function,
+                                             uint32_t minor_added,
+                                             bool covered) const {
+  if (!covered) {
+    return absl::UnimplementedError(absl::StrCat(
+        "openreg driver '", name_, "' implements driver ABI ",
+        abi_version_major(), ".", abi_version_minor(), "; ", function,
+        " needs ABI ", OPENREG_DRIVER_ABI_VERSION_MAJOR, ".", minor_added,
+        " (the driver's function table, ", api_.struct_size,
+        " bytes, ends before it) — update the driver to one built for ABI ",
+        OPENREG_DRIVER_ABI_VERSION_MAJOR, ".", minor_added, " or later."));
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      "openreg driver '", name_, "' (driver ABI ", abi_version_major(), ".",
+      abi_version_minor(), ") does not implement the optional function ",
+      function, ": its table entry is NULL."));
 }
 
 absl::StatusOr<int32_t> Driver::DeviceCount() const {
@@ -172,6 +191,24 @@ absl::Status Driver::StreamSynchronize(openreg_stream stream) const {
 absl::Status Driver::StreamWaitEvent(openreg_stream stream,
                                      openreg_event event) const {
   return Check(api_.stream_wait_event(stream, event), "stream_wait_event");
+}
+
+absl::StatusOr<int32_t> Driver::StreamGetPriority(
+    openreg_stream stream) const {
+  // The entry is read only once struct_size shows it is there: a 1.0 table
+  // ends before it.
+  const bool covered =
+      api_.struct_size >= OPENREG_DRIVER_API_STRUCT_SIZE_V1_1;
+  if (!covered || api_.stream_get_priority == nullptr) {
+    return OptionalFunctionMissing("stream_get_priority", 1, covered);
+  }
+  int32_t priority = 0;
+  if (absl::Status s = Check(api_.stream_get_priority(stream, &priority),
+                             "stream_get_priority");
+      !s.ok()) {
+    return s;
+  }
+  return priority;
 }
 
 absl::StatusOr<openreg_event> Driver::EventCreate(int32_t device,

@@ -96,6 +96,10 @@ class Driver {
   absl::Status StreamSynchronize(openreg_stream stream) const;
   absl::Status StreamWaitEvent(openreg_stream stream,
                                openreg_event event) const;
+  // The stream's priority as the driver reports it. Optional (ABI 1.1):
+  // kUnimplemented, naming the driver and its ABI version, when the driver
+  // implements 1.0 or does not provide it.
+  absl::StatusOr<int32_t> StreamGetPriority(openreg_stream stream) const;
 
   absl::StatusOr<openreg_event> EventCreate(int32_t device,
                                             uint32_t flags) const;
@@ -122,6 +126,12 @@ class Driver {
   // Like Check, but NOT_READY means "false" rather than an error.
   absl::StatusOr<bool> CheckReady(openreg_status status,
                                   const char* function) const;
+  // The kUnimplemented error for an optional function, added in ABI
+  // 1.`minor_added`, that the driver lacks: its table ends before the
+  // function (`covered` false) or the entry is NULL.
+  absl::Status OptionalFunctionMissing(const char* function,
+                                       uint32_t minor_added,
+                                       bool covered) const;
 
   LoadedDriverLibrary library_;
   std::unique_ptr<ValidationLayer> validation_;

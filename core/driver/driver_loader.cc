@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <unistd.h>
 
 #include "absl/strings/match.h"
@@ -21,8 +22,9 @@ constexpr absl::string_view kFilePrefix = "libopenreg_";
 constexpr absl::string_view kFileSuffix = ".so";
 
 // Every function of ABI v1.0, with its offset in the table, so validation can
-// name a missing one. A later minor version appends entries here together with
-// the minimum struct size that makes them present.
+// name a missing one. Functions of later minor versions are optional (see
+// openreg_driver.h) and are not listed: the Driver wrapper checks each when it
+// is called, so a driver without one still loads.
 struct RequiredFunction {
   const char* name;
   size_t offset;
@@ -61,6 +63,18 @@ constexpr RequiredFunction kRequiredFunctionsV1_0[] = {
 };
 
 #undef OPENREG_REQUIRED_FUNCTION
+
+// The table size of each minor version of major version 1, by minor. A table
+// must be at least as large as the minor version it reports (capped at the
+// newest this core knows): a driver that bumps abi_version_minor without
+// appending the new fields would otherwise claim functions it does not have.
+constexpr size_t kTableSizeOfMinorVersion[] = {
+    OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
+    OPENREG_DRIVER_API_STRUCT_SIZE_V1_1,
+};
+static_assert(std::size(kTableSizeOfMinorVersion) ==
+                  OPENREG_DRIVER_ABI_VERSION_MINOR + 1,
+              "add the table size of the new minor version");
 
 bool IsSaneString(const char* text) {
   if (text == nullptr || *text == '\0') return false;
@@ -176,6 +190,17 @@ absl::Status ValidateDriverApi(const openreg_driver_api* api,
         " bytes. Set struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V1_0 (or "
         "sizeof(openreg_driver_api))."));
   }
+  const uint32_t known_minor =
+      std::min<uint32_t>(api->abi_version_minor, OPENREG_DRIVER_ABI_VERSION_MINOR);
+  if (api->struct_size < kTableSizeOfMinorVersion[known_minor]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "driver ", path, " reports ABI version 1.", api->abi_version_minor,
+        " but a function table of ", api->struct_size, " bytes; ABI version 1.",
+        known_minor, " has a table of ", kTableSizeOfMinorVersion[known_minor],
+        " bytes. Set struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V1_",
+        known_minor, " and fill the functions of that version, or report the "
+        "minor version whose table you fill."));
+  }
   if (!IsSaneString(api->driver_name) || !IsSaneString(api->driver_version)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "driver ", path,
@@ -194,8 +219,8 @@ absl::Status ValidateDriverApi(const openreg_driver_api* api,
         "driver '", api->driver_name, "' (", path,
         ") is missing required function", missing.size() > 1 ? "s" : "", " ",
         absl::StrJoin(missing, ", "),
-        " of driver ABI 1.0. Every function in openreg_driver_api is "
-        "required; see docs/driver_abi.md."));
+        " of driver ABI 1.0. Every function of version 1.0 is required; see "
+        "docs/driver_abi.md."));
   }
   return absl::OkStatus();
 }

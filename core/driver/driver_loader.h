@@ -40,8 +40,10 @@ absl::StatusOr<std::string> ResolveDriverPath(
 
 // Checks a table returned by a driver's entry point against the ABI version
 // this core implements: matching major version, a struct at least as large as
-// the first version with this major, every required function present, and
-// sane name and version strings. Names what is wrong.
+// the first version with this major and as the minor version it reports (up to
+// the newest this core knows), every required (v1.0) function present, and
+// sane name and version strings. Names what is wrong. Optional functions of
+// later minor versions may be absent.
 absl::Status ValidateDriverApi(const openreg_driver_api* api,
                                absl::string_view path);
 

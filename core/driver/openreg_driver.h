@@ -1,5 +1,5 @@
 /*
- * openreg driver ABI, version 1.0.
+ * openreg driver ABI, version 1.1.
  *
  * This header is the whole contract between the openreg core and a device
  * driver. A driver is a shared library that includes only this header and
@@ -67,7 +67,7 @@ extern "C" {
 #endif
 
 #define OPENREG_DRIVER_ABI_VERSION_MAJOR 1
-#define OPENREG_DRIVER_ABI_VERSION_MINOR 0
+#define OPENREG_DRIVER_ABI_VERSION_MINOR 1
 
 /* The one symbol a driver exports, and its name as a string for dlsym. */
 #define OPENREG_DRIVER_ENTRY_SYMBOL openreg_driver_get_api
@@ -289,10 +289,24 @@ typedef struct openreg_driver_api {
                                      void* user_data);
   /* Blocks until all work on every stream of `device` finished. (v1.0) */
   openreg_status (*device_synchronize)(int32_t device);
+
+  /* --- Optional functions -------------------------------------------------- */
+  /* Functions appended by a minor version are optional: the core calls one
+   * only when the table's struct_size covers it and the pointer is not NULL,
+   * and reports the feature as not supported otherwise. A driver that
+   * implements one must implement it fully. */
+
+  /* The priority of `stream`: the value stream_create gave it, in the
+   * device's range (lower is higher priority), as cudaStreamGetPriority.
+   * Any thread, also a host function running on `stream`. (v1.1) */
+  openreg_status (*stream_get_priority)(openreg_stream stream,
+                                        int32_t* priority);
 } openreg_driver_api;
 
 #define OPENREG_DRIVER_API_STRUCT_SIZE_V1_0 \
   OPENREG_STRUCT_SIZE(openreg_driver_api, device_synchronize)
+#define OPENREG_DRIVER_API_STRUCT_SIZE_V1_1 \
+  OPENREG_STRUCT_SIZE(openreg_driver_api, stream_get_priority)
 
 /* ------------------------------------------------------------------------ */
 /* Compile-time check of the size constants.                                 */
@@ -302,7 +316,7 @@ typedef struct openreg_driver_api {
  * Appending a field without adding the constant of the new minor version (and
  * pointing these checks at it) then fails to compile in every driver and in
  * the core. A field small enough to fit in the padding escapes this check;
- * tests/core/driver/abi_layout_test.cc pins every v1.0 offset and size. */
+ * tests/core/driver/abi_layout_test.cc pins every released offset and size. */
 #ifdef __cplusplus
 #define OPENREG_STATIC_ASSERT(condition, message) \
   static_assert(condition, message)
@@ -327,7 +341,7 @@ OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_device_properties,
 OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_pointer_attributes,
                                  OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0);
 OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_driver_api,
-                                 OPENREG_DRIVER_API_STRUCT_SIZE_V1_0);
+                                 OPENREG_DRIVER_API_STRUCT_SIZE_V1_1);
 
 /* The entry point. The core passes its own ABI version; the driver stores a
  * pointer to its static table in *api (valid until the library is unloaded)

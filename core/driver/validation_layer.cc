@@ -325,6 +325,17 @@ struct ValidationCalls {
     return layer.Forward(layer.driver_.stream_wait_event(stream, event));
   }
 
+  // Optional (ABI 1.1): in the layer's table only when the driver has it.
+  static openreg_status StreamGetPriority(openreg_stream stream,
+                                          int32_t* priority) {
+    ValidationLayer& layer = Layer();
+    absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
+    if (problem.ok() && priority == nullptr) problem = NullArgument("priority");
+    OPENREG_VALIDATE(problem, "stream_get_priority(stream=%p, priority=%p)",
+                     stream, priority);
+    return layer.Forward(layer.driver_.stream_get_priority(stream, priority));
+  }
+
   static openreg_status EventCreate(int32_t device, uint32_t flags,
                                     openreg_event* event) {
     ValidationLayer& layer = Layer();
@@ -472,10 +483,17 @@ absl::StatusOr<std::unique_ptr<ValidationLayer>> ValidationLayer::Create(
 
 ValidationLayer::ValidationLayer(const openreg_driver_api* driver)
     : driver_(*driver) {
+  // The layer offers what the driver offers: a 1.0 driver keeps a 1.0 table,
+  // so the core reports its missing 1.1 functions as it would without the
+  // layer. The driver's optional entries are read only when its struct_size
+  // covers them.
+  const bool driver_has_v1_1 =
+      driver->struct_size >= OPENREG_DRIVER_API_STRUCT_SIZE_V1_1;
   table_ = openreg_driver_api{
-      /*struct_size=*/OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
+      /*struct_size=*/driver_has_v1_1 ? OPENREG_DRIVER_API_STRUCT_SIZE_V1_1
+                                      : OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
       /*abi_version_major=*/OPENREG_DRIVER_ABI_VERSION_MAJOR,
-      /*abi_version_minor=*/0,
+      /*abi_version_minor=*/driver_has_v1_1 ? 1u : 0u,
       /*driver_name=*/driver->driver_name,
       /*driver_version=*/driver->driver_version,
       /*init=*/ValidationCalls::Init,
@@ -504,6 +522,10 @@ ValidationLayer::ValidationLayer(const openreg_driver_api* driver)
       /*event_elapsed_time=*/ValidationCalls::EventElapsedTime,
       /*launch_host_func=*/ValidationCalls::LaunchHostFunc,
       /*device_synchronize=*/ValidationCalls::DeviceSynchronize,
+      /*stream_get_priority=*/
+      driver_has_v1_1 && driver->stream_get_priority != nullptr
+          ? ValidationCalls::StreamGetPriority
+          : nullptr,
   };
 }
 

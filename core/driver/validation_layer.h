@@ -9,6 +9,7 @@
 // on the wrong device, or twice), copies that overrun their allocation or use
 // the wrong memory kind, timing a non-timing or unrecorded event, NULL
 // out-pointers, device indices out of range and calls outside init/shutdown.
+// The optional functions of ABI 1.1 (stream_get_priority) are checked too.
 // It also catches a driver that reports success without returning a handle.
 //
 // A misuse is not forwarded. The call returns the status the ABI prescribes
@@ -52,7 +53,9 @@ class ValidationLayer {
   ValidationLayer(const ValidationLayer&) = delete;
   ValidationLayer& operator=(const ValidationLayer&) = delete;
 
-  // The validating table: a v1.0 table with the driver's name and version.
+  // The validating table, with the driver's name and version: a 1.1 table
+  // when the driver's is (its optional entries set where the driver's are),
+  // else a 1.0 table.
   const openreg_driver_api* api() const { return &table_; }
 
   // The message of the first misuse, or "" when there was none.

@@ -50,6 +50,17 @@ openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
   return state->events().CheckLive(event, "stream_wait_event");
 }
 
+openreg_status StreamGetPriority(openreg_stream stream, int32_t* priority) {
+  constexpr const char* kFunction = "stream_get_priority";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  StreamInfo info;
+  SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
+  SIM_RETURN_IF_ERROR(RequireNonNull(priority, kFunction, "priority"));
+  *priority = info.priority;
+  return OPENREG_SUCCESS;
+}
+
 // The ABI makes a failing host function sticky on its stream because an
 // asynchronous driver learns of the failure only after launch_host_func has
 // returned. cpu_sim runs the function inline, so it reports the failure from

@@ -84,6 +84,17 @@ openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
                          kFunction, nullptr);
 }
 
+openreg_status StreamGetPriority(openreg_stream stream, int32_t* priority) {
+  constexpr const char* kFunction = "stream_get_priority";
+  std::shared_ptr<DriverState> state = AcquireState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<Stream> target;
+  SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
+  SIM_RETURN_IF_ERROR(RequireNonNull(priority, kFunction, "priority"));
+  *priority = target->priority();
+  return OPENREG_SUCCESS;
+}
+
 openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
                               void* user_data) {
   constexpr const char* kFunction = "launch_host_func";

@@ -79,6 +79,7 @@ class Stream {
 
   openreg_stream handle() const { return handle_; }
   int32_t device() const { return device_; }
+  int32_t priority() const { return priority_; }
 
   // The stream whose worker is the calling thread, or null: API calls use it
   // to refuse waits that would make a worker wait for itself.

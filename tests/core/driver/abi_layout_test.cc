@@ -1,8 +1,8 @@
 // Keeps the ABI's struct-size constants honest at run time, next to the
 // compile-time check in openreg_driver.h.
 //
-// The v1.0 layout is frozen: a driver built years ago must still find every
-// field where it left it. These numbers are the layout on LP64 Linux (the
+// Released layouts (1.0, 1.1) are frozen: a driver built years ago must
+// still find every field where it left it. These numbers are the layout on LP64 Linux (the
 // only platform openreg builds for); a change to any of them is a breaking
 // ABI change, which needs a new major version, not an edit here.
 #include <cstddef>
@@ -23,6 +23,8 @@ TEST(AbiLayoutTest, SizeConstantsEndAtTheirLastField) {
             offsetof(openreg_pointer_attributes, size) + sizeof(uint64_t));
   EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
             offsetof(openreg_driver_api, device_synchronize) + sizeof(void*));
+  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V1_1,
+            offsetof(openreg_driver_api, stream_get_priority) + sizeof(void*));
 }
 
 TEST(AbiLayoutTest, NewestSizeConstantsCoverTheWholeStruct) {
@@ -36,7 +38,7 @@ TEST(AbiLayoutTest, NewestSizeConstantsCoverTheWholeStruct) {
   EXPECT_LT(sizeof(openreg_pointer_attributes) -
                 OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0,
             alignof(openreg_pointer_attributes));
-  EXPECT_LT(sizeof(openreg_driver_api) - OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
+  EXPECT_LT(sizeof(openreg_driver_api) - OPENREG_DRIVER_API_STRUCT_SIZE_V1_1,
             alignof(openreg_driver_api));
 }
 
@@ -46,6 +48,15 @@ TEST(AbiLayoutTest, Version1_0SizesAreFrozen) {
   EXPECT_EQ(OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0, 32u);
   // struct_size, two versions, two strings and 26 functions.
   EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V1_0, 240u);
+}
+
+// 1.1 appended one function to the table and changed nothing before it.
+TEST(AbiLayoutTest, Version1_1AppendsToTheTableOnly) {
+  EXPECT_EQ(offsetof(openreg_driver_api, stream_get_priority),
+            OPENREG_DRIVER_API_STRUCT_SIZE_V1_0);
+  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V1_1, 248u);
+  EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MAJOR, 1);
+  EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MINOR, 1);
 }
 
 TEST(AbiLayoutTest, Version1_0OffsetsAreFrozen) {

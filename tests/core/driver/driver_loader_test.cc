@@ -339,6 +339,38 @@ TEST(LoadDriverLibraryTest, TableSmallerThanVersion1_0) {
   ExpectNotLoaded(path);
 }
 
+// A driver built for an older minor version loads: what later minors
+// appended is optional.
+TEST(LoadDriverLibraryTest, DriverOfOlderMinorVersionLoads) {
+  absl::StatusOr<LoadedDriverLibrary> library =
+      LoadDriverLibrary(BrokenDriver("libversion_1_0.so"));
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ(library->api->abi_version_minor, 0u);
+  EXPECT_EQ(library->api->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V1_0);
+  UnloadDriverLibrary(*library);
+}
+
+TEST(LoadDriverLibraryTest, NullOptionalFunctionLoads) {
+  absl::StatusOr<LoadedDriverLibrary> library =
+      LoadDriverLibrary(BrokenDriver("libnull_optional_function.so"));
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ(library->api->stream_get_priority, nullptr);
+  UnloadDriverLibrary(*library);
+}
+
+TEST(LoadDriverLibraryTest, MinorVersionWithoutItsFieldsIsRejected) {
+  const std::string path = BrokenDriver("libminor_without_fields.so");
+  ExpectError(
+      LoadDriverLibrary(path).status(), absl::StatusCode::kInvalidArgument,
+      {path,
+       absl::StrCat("reports ABI version 1.1 but a function table of ",
+                    OPENREG_DRIVER_API_STRUCT_SIZE_V1_0, " bytes"),
+       absl::StrCat("ABI version 1.1 has a table of ",
+                    OPENREG_DRIVER_API_STRUCT_SIZE_V1_1, " bytes"),
+       "OPENREG_DRIVER_API_STRUCT_SIZE_V1_1"});
+  ExpectNotLoaded(path);
+}
+
 TEST(LoadDriverLibraryTest, EmptyDriverNameIsRejected) {
   const std::string path = BrokenDriver("libbad_name.so");
   ExpectError(LoadDriverLibrary(path).status(),
@@ -398,6 +430,27 @@ TEST_F(ValidateDriverApiTest, NullTable) {
 TEST_F(ValidateDriverApiTest, NewerMinorVersionWithLargerTableIsAccepted) {
   table_.abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR + 3;
   table_.struct_size = sizeof(openreg_driver_api) + 64;
+  EXPECT_TRUE(ValidateDriverApi(&table_, "in-memory").ok());
+}
+
+// A newer minor is held to the sizes this core knows, not to its own.
+TEST_F(ValidateDriverApiTest, NewerMinorVersionNeedsOnlyTheKnownTable) {
+  table_.abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR + 3;
+  table_.struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V1_1;
+  EXPECT_TRUE(ValidateDriverApi(&table_, "in-memory").ok());
+  table_.struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V1_0;
+  ExpectError(ValidateDriverApi(&table_, "in-memory"),
+              absl::StatusCode::kInvalidArgument,
+              {absl::StrCat("reports ABI version 1.",
+                            OPENREG_DRIVER_ABI_VERSION_MINOR + 3),
+               absl::StrCat("ABI version 1.", OPENREG_DRIVER_ABI_VERSION_MINOR,
+                            " has a table of")});
+}
+
+TEST_F(ValidateDriverApiTest, Version1_0TableWithoutOptionalFunctionIsValid) {
+  table_.abi_version_minor = 0;
+  table_.struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V1_0;
+  table_.stream_get_priority = nullptr;
   EXPECT_TRUE(ValidateDriverApi(&table_, "in-memory").ok());
 }
 

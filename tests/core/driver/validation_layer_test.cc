@@ -179,6 +179,29 @@ TEST_P(ValidationLayerTest, DestroyedStreamIsNamedAtEveryUse) {
   EXPECT_TRUE(driver_->EventDestroy(event).ok());
 }
 
+// stream_get_priority (ABI 1.1, optional) is in the layer's table because
+// both shipped drivers implement it, and is checked like the rest.
+TEST_P(ValidationLayerTest, StreamGetPriorityIsChecked) {
+  const openreg_driver_api* table = driver_->validation()->api();
+  ASSERT_EQ(table->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V1_1);
+  ASSERT_NE(table->stream_get_priority, nullptr);
+  openreg_stream stream = Stream(0);
+  absl::StatusOr<int32_t> priority = driver_->StreamGetPriority(stream);
+  ASSERT_TRUE(priority.ok()) << priority.status();
+  EXPECT_EQ(*priority, 0);
+  EXPECT_EQ(table->stream_get_priority(stream, nullptr),
+            OPENREG_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(table->last_error_message()),
+              HasSubstr("stream_get_priority(stream=0x"));
+  EXPECT_THAT(std::string(table->last_error_message()),
+              HasSubstr("'priority' is NULL"));
+  ASSERT_TRUE(driver_->StreamDestroy(stream).ok());
+  ExpectMisuse(driver_->StreamGetPriority(stream).status(),
+               absl::StatusCode::kInvalidArgument,
+               {"stream_get_priority(stream=0x",
+                "was destroyed by stream_destroy"});
+}
+
 TEST_P(ValidationLayerTest, MadeUpAndNullHandlesAreNamed) {
   int not_a_handle = 0;
   auto* fake_stream = reinterpret_cast<openreg_stream>(&not_a_handle);

@@ -1,10 +1,11 @@
 /*
- * Shared by the deliberately broken drivers in this folder: one stub per
- * function signature of the driver ABI and a helper that fills a complete,
- * valid-looking v1.0 table with them. Each broken driver starts from that
- * table and breaks exactly one thing, so the loader's error can only come from
- * that one defect. None of these drivers is ever initialized; every stub
- * returns OPENREG_ERROR_NOT_SUPPORTED.
+ * Shared by the deliberately broken (or old) drivers in this folder: one stub
+ * per function signature of the driver ABI and a helper that fills a
+ * complete, valid-looking table of the newest ABI version with them. Each
+ * driver starts from that table and changes exactly one thing, so the loader's
+ * verdict can only come from that one change. Every stub returns
+ * OPENREG_ERROR_NOT_SUPPORTED, init and shutdown included, so none of these
+ * drivers can be initialized unless it replaces those two.
  *
  * Plain C that includes only openreg_driver.h, as a real driver would.
  */
@@ -136,11 +137,18 @@ static openreg_status broken_device(int32_t device) {
   (void)device;
   return OPENREG_ERROR_NOT_SUPPORTED;
 }
+static openreg_status broken_stream_priority(openreg_stream stream,
+                                             int32_t* priority) {
+  (void)stream;
+  (void)priority;
+  return OPENREG_ERROR_NOT_SUPPORTED;
+}
 
-/* A complete v1.0 table named `name`, which a broken driver then breaks. */
+/* A complete table of the newest version named `name`, which a broken driver
+ * then breaks. */
 static openreg_driver_api broken_driver_full_table(const char* name) {
   openreg_driver_api api = {
-      .struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
+      .struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V1_1,
       .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
       .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
       .driver_name = name,
@@ -171,6 +179,7 @@ static openreg_driver_api broken_driver_full_table(const char* name) {
       .event_elapsed_time = broken_elapsed,
       .launch_host_func = broken_launch,
       .device_synchronize = broken_device,
+      .stream_get_priority = broken_stream_priority,
   };
   return api;
 }
