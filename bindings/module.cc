@@ -113,6 +113,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_default_stream", [](int64_t device) {
     return StreamTriple(GetGuardImpl().getDefaultStream(OpenRegDevice(device)));
   });
+  m.def("_stream_priority", [](int64_t stream_id, int64_t device) {
+    return ValueOrThrow(RuntimeForDevice(device).streams().Priority(
+        static_cast<int32_t>(device), stream_id));
+  });
   // Makes the stream current on its device and that device current, as
   // torch.cuda.set_stream does.
   m.def("_set_stream", [](int64_t stream_id, int64_t device) {

@@ -6,14 +6,14 @@ namespace openreg {
 
 StreamRegistry::StreamRegistry(const Driver& driver, int32_t device_count)
     : driver_(driver), streams_(device_count) {
-  for (std::vector<Entry>& device_streams : streams_) {
-    device_streams.push_back(Entry{nullptr, 0});
+  for (std::vector<openreg_stream>& device_streams : streams_) {
+    device_streams.push_back(nullptr);
   }
 }
 
 absl::StatusOr<openreg_stream> StreamRegistry::Get(int32_t device, int64_t id) {
   absl::MutexLock lock(&mutex_);
-  std::vector<Entry>& device_streams = streams_.at(device);
+  std::vector<openreg_stream>& device_streams = streams_.at(device);
   if (id < 0 || id >= static_cast<int64_t>(device_streams.size())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "openreg:", device, " has no stream with id ", id, " (ids 0 to ",
@@ -21,14 +21,14 @@ absl::StatusOr<openreg_stream> StreamRegistry::Get(int32_t device, int64_t id) {
         " exist). Create streams with torch.Stream(device='openreg') rather "
         "than by id."));
   }
-  Entry& entry = device_streams[id];
-  if (entry.handle == nullptr) {
+  openreg_stream& handle = device_streams[id];
+  if (handle == nullptr) {
     // Only the default stream is created lazily.
     absl::StatusOr<openreg_stream> created = driver_.StreamCreate(device, 0);
     if (!created.ok()) return created.status();
-    entry.handle = *created;
+    handle = *created;
   }
-  return entry.handle;
+  return handle;
 }
 
 absl::StatusOr<int64_t> StreamRegistry::Create(int32_t device,
@@ -37,26 +37,23 @@ absl::StatusOr<int64_t> StreamRegistry::Create(int32_t device,
       driver_.StreamCreate(device, priority);
   if (!created.ok()) return created.status();
   absl::MutexLock lock(&mutex_);
-  std::vector<Entry>& device_streams = streams_.at(device);
-  device_streams.push_back(Entry{*created, priority});
+  std::vector<openreg_stream>& device_streams = streams_.at(device);
+  device_streams.push_back(*created);
   return static_cast<int64_t>(device_streams.size() - 1);
 }
 
 absl::StatusOr<int32_t> StreamRegistry::Priority(int32_t device, int64_t id) {
-  absl::MutexLock lock(&mutex_);
-  const std::vector<Entry>& device_streams = streams_.at(device);
-  if (id < 0 || id >= static_cast<int64_t>(device_streams.size())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("openreg:", device, " has no stream with id ", id));
-  }
-  return device_streams[id].priority;
+  // The driver is the authority: it may adjust the priority it was given.
+  absl::StatusOr<openreg_stream> handle = Get(device, id);
+  if (!handle.ok()) return handle.status();
+  return driver_.StreamGetPriority(*handle);
 }
 
 std::vector<openreg_stream> StreamRegistry::All(int32_t device) {
   absl::MutexLock lock(&mutex_);
   std::vector<openreg_stream> handles;
-  for (const Entry& entry : streams_.at(device)) {
-    if (entry.handle != nullptr) handles.push_back(entry.handle);
+  for (openreg_stream handle : streams_.at(device)) {
+    if (handle != nullptr) handles.push_back(handle);
   }
   return handles;
 }

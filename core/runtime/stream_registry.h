@@ -37,23 +37,20 @@ class StreamRegistry {
   // higher priority) and returns its id.
   absl::StatusOr<int64_t> Create(int32_t device, int32_t priority);
 
-  // The priority `id` was created with.
+  // The priority of stream `id` as the driver reports it (the optional
+  // stream_get_priority of ABI 1.1): kUnimplemented, naming the driver and
+  // its ABI version, for a driver without it.
   absl::StatusOr<int32_t> Priority(int32_t device, int64_t id);
 
   // Streams created so far on `device`, default included once created.
   std::vector<openreg_stream> All(int32_t device);
 
  private:
-  struct Entry {
-    openreg_stream handle;
-    int32_t priority;
-  };
-
   const Driver& driver_;
   absl::Mutex mutex_;
-  // Per device; index = stream id. Slot 0 is empty until the default stream
+  // Per device; index = stream id. Slot 0 is null until the default stream
   // is created.
-  std::vector<std::vector<Entry>> streams_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::vector<openreg_stream>> streams_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace openreg

@@ -15,6 +15,8 @@ void ThrowStatus(const absl::Status& status) {
       TORCH_CHECK_WITH(OutOfMemoryError, false, message);
     case absl::StatusCode::kInvalidArgument:
       TORCH_CHECK_VALUE(false, message);
+    case absl::StatusCode::kUnimplemented:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, message);
     default:
       TORCH_CHECK(false, message);
   }

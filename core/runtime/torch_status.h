@@ -3,6 +3,8 @@
 //
 //   kResourceExhausted -> c10::OutOfMemoryError (torch.OutOfMemoryError)
 //   kInvalidArgument   -> c10::ValueError       (ValueError)
+//   kUnimplemented     -> c10::NotImplementedError (NotImplementedError, a
+//                         RuntimeError): a feature the driver lacks
 //   anything else      -> c10::Error            (RuntimeError)
 #ifndef OPENREG_CORE_RUNTIME_TORCH_STATUS_H_
 #define OPENREG_CORE_RUNTIME_TORCH_STATUS_H_

@@ -42,6 +42,23 @@ class MinimalDriverTrainingTest(unittest.TestCase):
         self.assertEqual(info.name, "minimal")
         self.assertEqual(torch.openreg.device_count(), 2)
 
+    def test_stream_priority_is_unsupported_by_an_abi_1_0_driver(self):
+        # The minimal driver is built for ABI 1.0 on purpose; stream_get_priority came in 1.1.
+        self.assertEqual(torch.openreg.driver_info().abi_version, "1.0")
+        stream = torch.openreg.Stream(priority=0)
+        with self.assertRaises(NotImplementedError) as caught:
+            stream.priority
+        message = str(caught.exception)
+        self.assertIn("openreg driver 'minimal' implements driver ABI 1.0", message)
+        self.assertIn("stream_get_priority needs ABI 1.1", message)
+        self.assertIn("update the driver", message)
+        # Everything else about the stream works.
+        with torch.openreg.stream(stream):
+            total = (torch.ones(4, device="openreg") * 2).sum()
+        stream.synchronize()
+        self.assertTrue(stream.query())
+        self.assertEqual(total.item(), 8.0)
+
     def test_training_steps_match_cpu(self):
         # The shipped drivers' check, run here on the minimal driver.
         autograd_test.test_example_training_steps_match_cpu()

@@ -58,6 +58,26 @@ def test_openreg_stream_is_a_torch_stream():
     assert isinstance(torch.openreg.default_stream(1), torch.openreg.Stream)
 
 
+def test_priority_is_the_one_the_stream_was_created_with():
+    # Both shipped drivers implement stream_get_priority (driver ABI 1.1).
+    assert torch.openreg.Stream(priority=-1).priority == -1
+    assert torch.openreg.Stream().priority == 0
+    assert torch.openreg.default_stream().priority == 0
+    properties = torch.openreg.get_device_properties(1)
+    for priority in range(properties.greatest_stream_priority, properties.least_stream_priority + 1):
+        stream = torch.openreg.Stream(device=1, priority=priority)
+        assert stream.priority == priority
+        # A stream rebuilt from its fields names the same driver stream.
+        rebuilt = torch.openreg.Stream(stream_id=stream.stream_id, device_index=1, device_type=stream.device_type)
+        assert rebuilt.priority == priority
+
+
+def test_priority_of_an_unknown_stream_is_rejected():
+    stream = torch.openreg.Stream(stream_id=10**6, device_index=0, device_type=torch.openreg.Stream().device_type)
+    with pytest.raises(ValueError, match="has no stream with id 1000000"):
+        stream.priority
+
+
 def test_unknown_stream_id_is_rejected():
     bogus = torch.Stream(stream_id=10_000, device_index=0, device_type=torch.Stream(device="openreg").device_type)
     with pytest.raises(ValueError, match="stream"):

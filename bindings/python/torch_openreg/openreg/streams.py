@@ -39,6 +39,15 @@ class Stream(torch.Stream):
         device = torch.device("openreg", _device_index(device))
         return super().__new__(cls, device=device, priority=priority)
 
+    @property
+    def priority(self) -> int:
+        """The stream's priority as the driver reports it, as torch.cuda.Stream.priority.
+
+        Needs a driver of ABI 1.1 or later (stream_get_priority); with an older
+        driver it raises NotImplementedError naming the driver and its ABI version.
+        """
+        return _C._stream_priority(self.stream_id, self.device_index)
+
     def __repr__(self) -> str:
         return f"<torch.openreg.Stream device={self.device} stream_id={self.stream_id}>"
 
