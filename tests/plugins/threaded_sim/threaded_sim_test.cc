@@ -216,8 +216,13 @@ class ThreadedSimTest : public ::testing::Test {
 
 TEST_F(ThreadedSimTest, IdentityDefaultsAndProperties) {
   EXPECT_STREQ(api_->driver_name, "threaded_sim");
-  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V1_0);
-  EXPECT_EQ(api_->abi_version_minor, 0u);
+  // ABI 1.1, with its optional stream_get_priority, which needs init too.
+  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V1_1);
+  EXPECT_EQ(api_->abi_version_minor, 1u);
+  ASSERT_NE(api_->stream_get_priority, nullptr);
+  int32_t priority = 0;
+  EXPECT_EQ(api_->stream_get_priority(nullptr, &priority),
+            OPENREG_ERROR_NOT_INITIALIZED);
   ASSERT_EQ(api_->init(nullptr), OPENREG_SUCCESS);
   initialized_ = true;
   int32_t count = 0;
