@@ -9,11 +9,9 @@ namespace openreg::cpu_sim {
 
 using sim::Fail;
 
-using sim::LastErrorMessage;
-
 openreg_status Init(const openreg_driver_config* config) {
-  DriverConfig parsed;
-  SIM_RETURN_IF_ERROR(ParseConfig(config, &parsed));
+  sim::SimConfig parsed;
+  SIM_RETURN_IF_ERROR(ParseDriverConfig(config, &parsed));
   return InstallState(std::make_shared<DriverState>(parsed));
 }
 
@@ -26,7 +24,5 @@ openreg_status Shutdown() {
   }
   return OPENREG_SUCCESS;
 }
-
-const char* GetLastErrorMessage() { return LastErrorMessage(); }
 
 }  // namespace openreg::cpu_sim

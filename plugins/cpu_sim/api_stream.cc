@@ -18,6 +18,8 @@ openreg_status StreamCreate(int32_t device, int32_t priority,
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "stream_create"));
   SIM_RETURN_IF_ERROR(RequireNonNull(stream, "stream_create", "stream"));
+  SIM_RETURN_IF_ERROR(
+      state->CheckStreamPriority(device, priority, "stream_create"));
   return state->streams().Create(device, priority, stream);
 }
 
@@ -73,12 +75,7 @@ openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
-  if (fn == nullptr) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: argument 'fn' is NULL; pass the host "
-                                "function to run",
-                                kFunction));
-  }
+  SIM_RETURN_IF_ERROR(sim::RequireHostFunction(fn, kFunction));
   openreg_status result;
   {
     absl::MutexLock in_stream_order(info.execution.get());

@@ -5,7 +5,6 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "plugins/sim_support/error.h"
-#include "plugins/sim_support/struct_size.h"
 
 namespace openreg::cpu_sim {
 
@@ -41,35 +40,10 @@ openreg_status CheckOptions(const char* options) {
 
 }  // namespace
 
-openreg_status ParseConfig(const openreg_driver_config* config,
-                           DriverConfig* out) {
-  *out = DriverConfig{};
-  if (config == nullptr) return OPENREG_SUCCESS;
-  if (!SIM_HAS_FIELD(openreg_driver_config, config, device_count)) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("init: config->struct_size is %u, too small "
-                                "for any v1.0 field; set it to "
-                                "OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0 (%u)",
-                                config->struct_size,
-                                OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0));
-  }
-  if (config->device_count < 0 || config->device_count > kMaxDeviceCount) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("init: device_count %d is out of range; "
-                                "cpu_sim supports 1 to %d devices (0 selects "
-                                "the default of %d)",
-                                config->device_count, kMaxDeviceCount,
-                                kDefaultDeviceCount));
-  }
-  if (config->device_count != 0) out->device_count = config->device_count;
-  if (SIM_HAS_FIELD(openreg_driver_config, config, device_memory_bytes) &&
-      config->device_memory_bytes != 0) {
-    out->device_memory_bytes = config->device_memory_bytes;
-  }
-  if (SIM_HAS_FIELD(openreg_driver_config, config, options)) {
-    return CheckOptions(config->options);
-  }
-  return OPENREG_SUCCESS;
+openreg_status ParseDriverConfig(const openreg_driver_config* config,
+                                 sim::SimConfig* out) {
+  SIM_RETURN_IF_ERROR(sim::ParseConfig(config, out));
+  return CheckOptions(out->options);
 }
 
 }  // namespace openreg::cpu_sim

@@ -1,33 +1,18 @@
-// Validation of the openreg_driver_config passed to init.
-//
-// Device count and memory size come only from the config: the core owns the
-// user-facing knobs (environment variables) and hands the driver final
-// values, so cpu_sim never reads the environment.
+// Validation of the openreg_driver_config passed to init: the shared fields
+// (plugins/sim_support/config.h) and cpu_sim's options, of which there are
+// none.
 #ifndef OPENREG_PLUGINS_CPU_SIM_CONFIG_H_
 #define OPENREG_PLUGINS_CPU_SIM_CONFIG_H_
 
-#include <cstdint>
-
 #include "core/driver/openreg_driver.h"
+#include "plugins/sim_support/config.h"
 
 namespace openreg::cpu_sim {
 
-inline constexpr int32_t kDefaultDeviceCount = 2;
-inline constexpr uint64_t kDefaultDeviceMemoryBytes = uint64_t{16} << 30;
-// Bounds the per-device bookkeeping a bad config can make init allocate.
-inline constexpr int32_t kMaxDeviceCount = 1024;
-
-struct DriverConfig {
-  int32_t device_count = kDefaultDeviceCount;
-  uint64_t device_memory_bytes = kDefaultDeviceMemoryBytes;
-};
-
-// Reads `config` (NULL means all defaults) into `out`, honouring its
-// struct_size. INVALID_ARGUMENT for a negative or too large device count, a
-// struct_size too small to hold the first field, or any option: cpu_sim
-// accepts none.
-openreg_status ParseConfig(const openreg_driver_config* config,
-                           DriverConfig* out);
+// sim::ParseConfig, and INVALID_ARGUMENT for any option: cpu_sim accepts
+// none.
+openreg_status ParseDriverConfig(const openreg_driver_config* config,
+                                 sim::SimConfig* out);
 
 }  // namespace openreg::cpu_sim
 

@@ -1,6 +1,5 @@
 #include "plugins/cpu_sim/driver_state.h"
 
-#include <optional>
 #include <utility>
 
 #include "absl/base/attributes.h"
@@ -12,8 +11,6 @@
 
 namespace openreg::cpu_sim {
 
-using sim::Allocation;
-using sim::DeviceMemory;
 using sim::Fail;
 
 namespace {
@@ -25,36 +22,9 @@ std::shared_ptr<DriverState> g_state ABSL_GUARDED_BY(g_state_mu);
 
 }  // namespace
 
-DriverState::DriverState(const DriverConfig& config)
-    : device_memory_bytes_(config.device_memory_bytes) {
-  devices_.reserve(config.device_count);
-  for (int32_t device = 0; device < config.device_count; ++device) {
-    devices_.push_back(
-        std::make_unique<DeviceMemory>(device, config.device_memory_bytes));
-  }
-}
-
-openreg_status DriverState::CheckDevice(int32_t device,
-                                        const char* function) const {
-  if (device >= 0 && device < device_count()) return OPENREG_SUCCESS;
-  return Fail(OPENREG_ERROR_INVALID_DEVICE,
-              absl::StrFormat("%s: device %d does not exist; valid devices are "
-                              "0 to %d (device_count is %d)",
-                              function, device, device_count() - 1,
-                              device_count()));
-}
-
-PointerInfo DriverState::Classify(const void* ptr) const {
-  for (int32_t device = 0; device < device_count(); ++device) {
-    if (std::optional<Allocation> found = devices_[device]->Find(ptr)) {
-      return PointerInfo{OPENREG_MEMORY_TYPE_DEVICE, device, *found};
-    }
-  }
-  if (std::optional<Allocation> found = host_memory_.Find(ptr)) {
-    return PointerInfo{OPENREG_MEMORY_TYPE_HOST, -1, *found};
-  }
-  return PointerInfo{};
-}
+DriverState::DriverState(const sim::SimConfig& config)
+    : SimState(config.device_count, config.device_memory_bytes,
+               kStreamPriorities) {}
 
 openreg_status InstallState(std::shared_ptr<DriverState> state) {
   absl::MutexLock lock(&g_state_mu);
@@ -89,3 +59,9 @@ std::shared_ptr<DriverState> AcquireState(const char* function) {
 }
 
 }  // namespace openreg::cpu_sim
+
+// Declared by plugins/sim_support/sim_state.h; each driver defines it once.
+std::shared_ptr<openreg::sim::SimState> openreg::sim::AcquireSimState(
+    const char* function) {
+  return openreg::cpu_sim::AcquireState(function);
+}

@@ -11,20 +11,6 @@ namespace {
 
 constexpr uint32_t kKnownEventFlags = OPENREG_EVENT_ENABLE_TIMING;
 
-openreg_status NotLive(openreg_event event, const char* function) {
-  if (event == nullptr) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: event is NULL; create one with "
-                                "event_create",
-                                function));
-  }
-  return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-              absl::StrFormat("%s: event %p is not a live event; it was "
-                              "destroyed, never created, or created before "
-                              "the last shutdown",
-                              function, event));
-}
-
 // Why `info` cannot be used for timing, or SUCCESS. `role` is "start" or
 // "end", the event's parameter name in event_elapsed_time.
 openreg_status CheckTimeable(const EventInfo& info, openreg_event event,
@@ -63,14 +49,16 @@ openreg_status EventTable::Create(int32_t device, uint32_t flags,
 }
 
 openreg_status EventTable::Destroy(openreg_event event) {
-  if (!registry_.Remove(event)) return NotLive(event, "event_destroy");
+  if (!registry_.Remove(event)) {
+    return sim::NotLiveEvent(event, "event_destroy");
+  }
   return OPENREG_SUCCESS;
 }
 
 openreg_status EventTable::Lookup(openreg_event event, const char* function,
                                   EventInfo* info) const {
   const std::optional<EventInfo> found = registry_.Find(event);
-  if (!found.has_value()) return NotLive(event, function);
+  if (!found.has_value()) return sim::NotLiveEvent(event, function);
   *info = *found;
   return OPENREG_SUCCESS;
 }
@@ -89,7 +77,7 @@ openreg_status EventTable::Record(openreg_event event, int32_t stream_device) {
       });
   switch (outcome) {
     case Outcome::kNotLive:
-      return NotLive(event, "event_record");
+      return sim::NotLiveEvent(event, "event_record");
     case Outcome::kWrongDevice:
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   absl::StrFormat("event_record: event %p belongs to device "

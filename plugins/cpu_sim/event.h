@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "core/driver/openreg_driver.h"
-#include "plugins/cpu_sim/handle_registry.h"
+#include "plugins/sim_support/handle_registry.h"
 
 namespace openreg::cpu_sim {
 
@@ -50,7 +50,7 @@ class EventTable {
                                      float* milliseconds) const;
 
  private:
-  HandleRegistry<openreg_event, EventInfo> registry_;
+  sim::HandleRegistry<openreg_event, EventInfo> registry_;
 };
 
 }  // namespace openreg::cpu_sim

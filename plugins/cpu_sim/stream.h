@@ -13,13 +13,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "core/driver/openreg_driver.h"
-#include "plugins/cpu_sim/handle_registry.h"
+#include "plugins/sim_support/handle_registry.h"
 
 namespace openreg::cpu_sim {
-
-// Priorities follow CUDA: lower is higher priority, least is the default.
-inline constexpr int32_t kLeastStreamPriority = 0;
-inline constexpr int32_t kGreatestStreamPriority = -1;
 
 struct StreamInfo {
   int32_t device;
@@ -32,8 +28,7 @@ struct StreamInfo {
 
 class StreamTable {
  public:
-  // stream_create on an already validated `device`: INVALID_ARGUMENT for a
-  // priority outside [kGreatestStreamPriority, kLeastStreamPriority].
+  // stream_create on an already validated `device` and `priority`.
   openreg_status Create(int32_t device, int32_t priority,
                         openreg_stream* stream);
 
@@ -49,7 +44,7 @@ class StreamTable {
   openreg_status CheckLive(openreg_stream stream, const char* function) const;
 
  private:
-  HandleRegistry<openreg_stream, StreamInfo> registry_;
+  sim::HandleRegistry<openreg_stream, StreamInfo> registry_;
 };
 
 }  // namespace openreg::cpu_sim

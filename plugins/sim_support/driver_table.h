@@ -1,15 +1,17 @@
 // The function table and entry point of a simulated driver, written once for
 // cpu_sim and threaded_sim.
 //
-// Each driver implements every ABI function as a C++ function of the same
-// signature in its own namespace: its api.h expands
-// SIM_DECLARE_DRIVER_FUNCTIONS() there, and its api_<section>.cc files define
-// them. Its <name>_driver.cc expands SIM_DEFINE_DRIVER once, which defines
-// sim::DriverName() (error.h), the static table of those functions and the
-// one exported symbol, OPENREG_DRIVER_ENTRY_SYMBOL.
+// The functions both drivers implement the same way (device count and
+// properties, memory) come from shared_api.h. Each driver implements the
+// others as C++ functions of the ABI's signatures in its own namespace: its
+// api.h expands SIM_DECLARE_DRIVER_FUNCTIONS() there, and its
+// api_<section>.cc files define them. Its <name>_driver.cc expands
+// SIM_DEFINE_DRIVER once, which defines sim::DriverName() (error.h), the
+// static table of those functions and the one exported symbol,
+// OPENREG_DRIVER_ENTRY_SYMBOL.
 //
 // Macros, because only a macro can name the functions of a namespace passed
-// as an argument; without them the 27 entries and their declarations would be
+// as an argument; without them the table and the declarations would be
 // written out in each driver.
 //
 // Both drivers implement ABI 1.1 exactly: the table reports minor version 1
@@ -23,6 +25,7 @@
 
 #include "core/driver/openreg_driver.h"
 #include "plugins/sim_support/error.h"  // DriverName(), which the macro defines
+#include "plugins/sim_support/shared_api.h"
 
 namespace openreg::sim {
 
@@ -35,26 +38,14 @@ openreg_status HandOutDriverApi(const openreg_driver_api* table,
 
 }  // namespace openreg::sim
 
-// Declares, in the enclosing namespace, the function behind each table entry.
+// Declares, in the enclosing namespace, the driver's own function behind each
+// table entry that shared_api.h does not provide.
 #define SIM_DECLARE_DRIVER_FUNCTIONS()                                        \
   /* api_lifecycle.cc */                                                      \
   openreg_status Init(const openreg_driver_config* config);                   \
   openreg_status Shutdown();                                                  \
-  const char* GetLastErrorMessage();                                          \
   /* api_device.cc */                                                         \
-  openreg_status GetDeviceCount(int32_t* count);                              \
-  openreg_status GetDeviceProperties(int32_t device,                          \
-                                     openreg_device_properties* props);       \
   openreg_status DeviceSynchronize(int32_t device);                           \
-  /* api_memory.cc */                                                         \
-  openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr);       \
-  openreg_status DeviceFree(int32_t device, void* ptr);                       \
-  openreg_status HostMalloc(size_t size, void** ptr);                         \
-  openreg_status HostFree(void* ptr);                                         \
-  openreg_status PointerGetAttributes(const void* ptr,                        \
-                                      openreg_pointer_attributes* attributes); \
-  openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,             \
-                            uint64_t* total_bytes);                           \
   /* api_copy.cc */                                                           \
   openreg_status MemcpyAsync(void* dst, const void* src, size_t size,         \
                              int32_t kind, openreg_stream stream);            \
@@ -98,15 +89,15 @@ openreg_status HandOutDriverApi(const openreg_driver_api* table,
         /*driver_version=*/version,                                          \
         /*init=*/ns::Init,                                                   \
         /*shutdown=*/ns::Shutdown,                                           \
-        /*last_error_message=*/ns::GetLastErrorMessage,                      \
-        /*get_device_count=*/ns::GetDeviceCount,                             \
-        /*get_device_properties=*/ns::GetDeviceProperties,                   \
-        /*device_malloc=*/ns::DeviceMalloc,                                  \
-        /*device_free=*/ns::DeviceFree,                                      \
-        /*host_malloc=*/ns::HostMalloc,                                      \
-        /*host_free=*/ns::HostFree,                                          \
-        /*pointer_get_attributes=*/ns::PointerGetAttributes,                 \
-        /*mem_get_info=*/ns::MemGetInfo,                                     \
+        /*last_error_message=*/::openreg::sim::LastErrorMessage,              \
+        /*get_device_count=*/::openreg::sim::GetDeviceCount,                 \
+        /*get_device_properties=*/::openreg::sim::GetDeviceProperties,       \
+        /*device_malloc=*/::openreg::sim::DeviceMalloc,                      \
+        /*device_free=*/::openreg::sim::DeviceFree,                          \
+        /*host_malloc=*/::openreg::sim::HostMalloc,                          \
+        /*host_free=*/::openreg::sim::HostFree,                              \
+        /*pointer_get_attributes=*/::openreg::sim::PointerGetAttributes,     \
+        /*mem_get_info=*/::openreg::sim::MemGetInfo,                         \
         /*memcpy_async=*/ns::MemcpyAsync,                                    \
         /*memset_async=*/ns::MemsetAsync,                                    \
         /*stream_create=*/ns::StreamCreate,                                  \

@@ -55,4 +55,12 @@ openreg_status RequireNonNull(const void* pointer, const char* function,
                               function, argument));
 }
 
+openreg_status RequireHostFunction(openreg_host_fn fn, const char* function) {
+  if (fn != nullptr) return OPENREG_SUCCESS;
+  return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+              absl::StrFormat("%s: argument 'fn' is NULL; pass the host "
+                              "function to run",
+                              function));
+}
+
 }  // namespace openreg::sim

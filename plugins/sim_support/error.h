@@ -44,6 +44,10 @@ const char* StatusName(openreg_status status);
 openreg_status RequireNonNull(const void* pointer, const char* function,
                               const char* argument);
 
+// Fails with INVALID_ARGUMENT when launch_host_func's `fn` is NULL (a
+// function pointer, which RequireNonNull cannot take).
+openreg_status RequireHostFunction(openreg_host_fn fn, const char* function);
+
 }  // namespace openreg::sim
 
 // Returns the status of `expr` from the calling function unless it is

@@ -24,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
+#include "plugins/sim_support/copy_checks.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/global_state.h"
 #include "plugins/threaded_sim/stream.h"
@@ -33,58 +34,8 @@ namespace openreg::threaded_sim {
 
 using sim::Allocation;
 using sim::Fail;
-using sim::RequireNonNull;
 
 namespace {
-
-// The description of a copy in failure messages, or null for a bad kind.
-const char* CopyDescription(int32_t kind) {
-  switch (kind) {
-    case OPENREG_MEMCPY_HOST_TO_HOST:
-      return "memcpy_async (OPENREG_MEMCPY_HOST_TO_HOST)";
-    case OPENREG_MEMCPY_HOST_TO_DEVICE:
-      return "memcpy_async (OPENREG_MEMCPY_HOST_TO_DEVICE)";
-    case OPENREG_MEMCPY_DEVICE_TO_HOST:
-      return "memcpy_async (OPENREG_MEMCPY_DEVICE_TO_HOST)";
-    case OPENREG_MEMCPY_DEVICE_TO_DEVICE:
-      return "memcpy_async (OPENREG_MEMCPY_DEVICE_TO_DEVICE)";
-  }
-  return nullptr;
-}
-
-// Fails with INVALID_ARGUMENT unless [ptr, ptr + size) lies inside a single
-// live device allocation, naming the allocation's bounds when it does not.
-// `role` ("dst", "src", "ptr") and `purpose` say in the message which
-// argument is wrong and why it must be device memory.
-openreg_status CheckDeviceRange(const DriverState& state, const void* ptr,
-                                size_t size, const char* function,
-                                const char* role, const char* purpose) {
-  const PointerInfo info = state.Classify(ptr);
-  if (info.memory_type != OPENREG_MEMORY_TYPE_DEVICE) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: %s %p is not inside any live device "
-                                "allocation%s, but %s needs device memory "
-                                "there; pass memory from device_malloc",
-                                function, role, ptr,
-                                info.memory_type == OPENREG_MEMORY_TYPE_HOST
-                                    ? " (it is pinned host memory)"
-                                    : "",
-                                purpose));
-  }
-  const Allocation& allocation = info.allocation;
-  if (!allocation.Holds(ptr, size)) {
-    const uint64_t available = allocation.size - allocation.OffsetOf(ptr);
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: %s range [%p, +%u bytes) runs past the "
-                                "end of its device allocation [%p, +%u bytes) "
-                                "on device %d by %u bytes; shorten the size "
-                                "or use a larger allocation",
-                                function, role, ptr, size, allocation.base,
-                                allocation.size, info.device,
-                                size - available));
-  }
-  return OPENREG_SUCCESS;
-}
 
 // True when [ptr, ptr + size) lies inside one pinned host allocation.
 bool IsPinned(DriverState& state, const void* ptr, size_t size) {
@@ -158,35 +109,14 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
-  const char* description = CopyDescription(kind);
-  if (description == nullptr) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: kind %d is not a copy direction; use one "
-                                "of OPENREG_MEMCPY_HOST_TO_HOST (0), "
-                                "HOST_TO_DEVICE (1), DEVICE_TO_HOST (2) or "
-                                "DEVICE_TO_DEVICE (3)",
-                                kFunction, kind));
-  }
+  const char* description;
+  SIM_RETURN_IF_ERROR(
+      sim::CheckCopy(*state, dst, src, size, kind, &description));
   if (size == 0) return OPENREG_SUCCESS;
-  SIM_RETURN_IF_ERROR(RequireNonNull(dst, kFunction, "dst"));
-  SIM_RETURN_IF_ERROR(RequireNonNull(src, kFunction, "src"));
-  const bool device_src = kind == OPENREG_MEMCPY_DEVICE_TO_HOST ||
-                          kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
-  const bool device_dst = kind == OPENREG_MEMCPY_HOST_TO_DEVICE ||
-                          kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
-  // The description names the kind, which is what the device memory is for.
-  if (device_src) {
-    SIM_RETURN_IF_ERROR(CheckDeviceRange(*state, src, size, kFunction,
-                                                  "src", description));
-  }
-  if (device_dst) {
-    SIM_RETURN_IF_ERROR(CheckDeviceRange(*state, dst, size, kFunction,
-                                                  "dst", description));
-  }
-  if (!device_dst && !IsPinned(*state, dst, size)) {
+  if (!sim::CopyWritesDevice(kind) && !IsPinned(*state, dst, size)) {
     return CopyAndWait(*target, dst, src, size, description);
   }
-  if (!device_src && !IsPinned(*state, src, size)) {
+  if (!sim::CopyReadsDevice(kind) && !IsPinned(*state, src, size)) {
     // A host function on this stream cannot wait for its own stream.
     if (size > kStagingLimit && Stream::CurrentWorker() != target.get()) {
       return CopyAndWait(*target, dst, src, size, description);
@@ -211,7 +141,7 @@ openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   if (size == 0) return OPENREG_SUCCESS;
   SIM_RETURN_IF_ERROR(
-      CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction));
+      sim::CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction));
   // Like memset and cudaMemset, only the low byte of `value` is used.
   const unsigned char byte = static_cast<unsigned char>(value);
   return target->Enqueue(WorkItem::Compute("memset_async",

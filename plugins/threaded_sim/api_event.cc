@@ -7,7 +7,7 @@
 #include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/global_state.h"
-#include "plugins/threaded_sim/handle_registry.h"
+#include "plugins/sim_support/handle_registry.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
 
@@ -67,7 +67,7 @@ openreg_status EventCreate(int32_t device, uint32_t flags,
                                 kFunction, flags, flags & ~kKnownEventFlags,
                                 kKnownEventFlags));
   }
-  const openreg_event handle = NewHandle<openreg_event>();
+  const openreg_event handle = sim::NewHandle<openreg_event>();
   state->events().Insert(handle,
                          std::make_shared<Event>(handle, device, flags));
   *event = handle;
@@ -79,8 +79,8 @@ openreg_status EventDestroy(openreg_event event) {
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   // Queued markers and waits keep their own reference to the event.
-  if (state->events().Remove(event) == nullptr) {
-    return DriverState::NotLiveEvent(event, kFunction);
+  if (!state->events().Remove(event).has_value()) {
+    return sim::NotLiveEvent(event, kFunction);
   }
   return OPENREG_SUCCESS;
 }

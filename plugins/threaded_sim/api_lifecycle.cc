@@ -10,8 +10,6 @@ namespace openreg::threaded_sim {
 
 using sim::Fail;
 
-using sim::LastErrorMessage;
-
 openreg_status Init(const openreg_driver_config* config) {
   DriverConfig parsed;
   SIM_RETURN_IF_ERROR(ParseConfig(config, &parsed));
@@ -31,7 +29,5 @@ openreg_status Shutdown() {
   if (!state->Stop(kWorkerJoinTimeout)) AbandonState(std::move(state));
   return OPENREG_SUCCESS;
 }
-
-const char* GetLastErrorMessage() { return LastErrorMessage(); }
 
 }  // namespace openreg::threaded_sim

@@ -6,13 +6,12 @@
 #include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/global_state.h"
-#include "plugins/threaded_sim/handle_registry.h"
+#include "plugins/sim_support/handle_registry.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
 
 namespace openreg::threaded_sim {
 
-using sim::Fail;
 
 using sim::RequireNonNull;
 
@@ -23,16 +22,8 @@ openreg_status StreamCreate(int32_t device, int32_t priority,
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   SIM_RETURN_IF_ERROR(RequireNonNull(stream, kFunction, "stream"));
-  if (priority < kGreatestStreamPriority || priority > kLeastStreamPriority) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: priority %d is outside the valid range "
-                                "[%d, %d] of device %d (lower is higher "
-                                "priority, %d is the default)",
-                                kFunction, priority, kGreatestStreamPriority,
-                                kLeastStreamPriority, device,
-                                kLeastStreamPriority));
-  }
-  const openreg_stream handle = NewHandle<openreg_stream>();
+  SIM_RETURN_IF_ERROR(state->CheckStreamPriority(device, priority, kFunction));
+  const openreg_stream handle = sim::NewHandle<openreg_stream>();
   state->streams().Insert(handle,
                           state->device(device).CreateStream(handle, priority));
   *stream = handle;
@@ -43,8 +34,9 @@ openreg_status StreamDestroy(openreg_stream stream) {
   constexpr const char* kFunction = "stream_destroy";
   std::shared_ptr<DriverState> state = AcquireState(kFunction);
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
-  const std::shared_ptr<Stream> removed = state->streams().Remove(stream);
-  if (removed == nullptr) return DriverState::NotLiveStream(stream, kFunction);
+  const std::shared_ptr<Stream> removed =
+      state->streams().Remove(stream).value_or(nullptr);
+  if (removed == nullptr) return sim::NotLiveStream(stream, kFunction);
   // Does not block: the device keeps the stream until its work has run.
   state->device(removed->device()).DestroyStream(*removed);
   return OPENREG_SUCCESS;
@@ -102,12 +94,7 @@ openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
   if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
-  if (fn == nullptr) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: argument 'fn' is NULL; pass the host "
-                                "function to run",
-                                kFunction));
-  }
+  SIM_RETURN_IF_ERROR(sim::RequireHostFunction(fn, kFunction));
   // A failure it returns becomes the stream's sticky failure
   // (Note [Sticky failures]).
   return target->Enqueue(

@@ -1,43 +1,14 @@
 #include "plugins/threaded_sim/config.h"
 
-#include "absl/strings/str_format.h"
 #include "plugins/sim_support/error.h"
-#include "plugins/sim_support/struct_size.h"
 
 namespace openreg::threaded_sim {
-
-using sim::Fail;
 
 openreg_status ParseConfig(const openreg_driver_config* config,
                            DriverConfig* out) {
   *out = DriverConfig{};
-  if (config == nullptr) return OPENREG_SUCCESS;
-  if (!SIM_HAS_FIELD(openreg_driver_config, config, device_count)) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("init: config->struct_size is %u, too small "
-                                "for any v1.0 field; set it to "
-                                "OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0 (%u)",
-                                config->struct_size,
-                                OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0));
-  }
-  if (config->device_count < 0 || config->device_count > kMaxDeviceCount) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("init: device_count %d is out of range; "
-                                "threaded_sim supports 1 to %d devices (0 "
-                                "selects the default of %d)",
-                                config->device_count, kMaxDeviceCount,
-                                kDefaultDeviceCount));
-  }
-  if (config->device_count != 0) out->device_count = config->device_count;
-  if (SIM_HAS_FIELD(openreg_driver_config, config,
-                             device_memory_bytes) &&
-      config->device_memory_bytes != 0) {
-    out->device_memory_bytes = config->device_memory_bytes;
-  }
-  if (SIM_HAS_FIELD(openreg_driver_config, config, options)) {
-    return ParseOptions(config->options, &out->options);
-  }
-  return OPENREG_SUCCESS;
+  SIM_RETURN_IF_ERROR(sim::ParseConfig(config, &out->shared));
+  return ParseOptions(out->shared.options, &out->options);
 }
 
 }  // namespace openreg::threaded_sim

@@ -14,12 +14,8 @@ namespace openreg::threaded_sim {
 
 using sim::Fail;
 
-Device::Device(int32_t index, uint64_t memory_bytes,
-               const DriverOptions& options)
-    : index_(index),
-      options_(options),
-      memory_(index, memory_bytes),
-      slots_(options.execution_slots) {}
+Device::Device(int32_t index, const DriverOptions& options)
+    : index_(index), options_(options), slots_(options.execution_slots) {}
 
 std::shared_ptr<Stream> Device::CreateStream(openreg_stream handle,
                                              int32_t priority) {

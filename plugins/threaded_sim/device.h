@@ -1,5 +1,5 @@
-// One simulated device: its memory, its execution slots and every stream
-// created on it.
+// One simulated device: its execution slots and every stream created on it
+// (its memory is in sim::SimState).
 //
 // The device keeps each stream until it is destroyed and drained, so that
 // device_synchronize also waits for work on streams destroyed while their
@@ -7,8 +7,8 @@
 // stream that nobody reported is kept for the device's next
 // device_synchronize.
 //
-// Ownership: owned by DriverState; owns its memory, its slots and a reference
-// to each of its streams.
+// Ownership: owned by DriverState; owns its slots and a reference to each of
+// its streams.
 // Thread-safety: all members may be called concurrently. mu_ guards the
 // stream list, the creation count and the failures of retired streams; it is
 // never held while waiting for work. Lock order: device, then stream.
@@ -24,7 +24,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/driver/openreg_driver.h"
-#include "plugins/sim_support/device_memory.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/execution_slots.h"
 #include "plugins/threaded_sim/options.h"
@@ -34,14 +33,12 @@ namespace openreg::threaded_sim {
 
 class Device {
  public:
-  Device(int32_t index, uint64_t memory_bytes, const DriverOptions& options);
+  Device(int32_t index, const DriverOptions& options);
 
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
   int32_t index() const { return index_; }
-  sim::DeviceMemory& memory() { return memory_; }
-  const sim::DeviceMemory& memory() const { return memory_; }
   int32_t execution_slots() const { return slots_.count(); }
 
   // stream_create: a new stream on this device, for an already validated
@@ -69,7 +66,6 @@ class Device {
 
   const int32_t index_;
   const DriverOptions options_;
-  sim::DeviceMemory memory_;
   ExecutionSlots slots_;
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);

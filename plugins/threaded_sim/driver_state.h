@@ -1,8 +1,8 @@
 // Everything an initialized threaded_sim driver owns.
 //
-// Ownership: DriverState owns the devices (memory, slots, streams), pinned
-// host memory and the handle registries. The process-wide slot in
-// global_state.h holds it between init and shutdown; every API call takes its
+// Ownership: DriverState owns the devices (slots, streams), the handle
+// registries and, through sim::SimState, device and pinned host memory. The
+// process-wide slot in global_state.h holds it between init and shutdown; every API call takes its
 // own reference for the duration of the call.
 // Thread-safety: members are set at construction and never reassigned; each
 // component has its own mutex. Stop() is for shutdown and process exit only.
@@ -15,13 +15,11 @@
 
 #include "absl/time/time.h"
 #include "core/driver/openreg_driver.h"
-#include "plugins/sim_support/allocation_table.h"
-#include "plugins/sim_support/pinned_host_memory.h"
-#include "plugins/sim_support/pointer_attributes.h"
+#include "plugins/sim_support/handle_registry.h"
+#include "plugins/sim_support/sim_state.h"
 #include "plugins/threaded_sim/config.h"
 #include "plugins/threaded_sim/device.h"
 #include "plugins/threaded_sim/event.h"
-#include "plugins/threaded_sim/handle_registry.h"
 #include "plugins/threaded_sim/stream.h"
 
 namespace openreg::threaded_sim {
@@ -30,46 +28,32 @@ namespace openreg::threaded_sim {
 // it is running before leaving it running and keeping the state alive.
 inline constexpr absl::Duration kWorkerJoinTimeout = absl::Seconds(5);
 
-using sim::PointerInfo;
+// Priorities decide the order in which streams get execution slots.
+inline constexpr sim::StreamPriorityRange kStreamPriorities = {
+    /*least=*/0, /*greatest=*/-2};
 
-class DriverState {
+class DriverState final : public sim::SimState {
  public:
   explicit DriverState(const DriverConfig& config);
 
-  DriverState(const DriverState&) = delete;
-  DriverState& operator=(const DriverState&) = delete;
-
-  int32_t device_count() const {
-    return static_cast<int32_t>(devices_.size());
+  int32_t concurrent_streams(int32_t device) const override {
+    return devices_[device]->execution_slots();
   }
-  uint64_t device_memory_bytes() const { return device_memory_bytes_; }
-
-  // INVALID_DEVICE, with the valid range in the message, unless `device`
-  // exists. `function` names the API call being served.
-  openreg_status CheckDevice(int32_t device, const char* function) const;
 
   // Callers pass a device index that CheckDevice accepted.
   Device& device(int32_t index) { return *devices_[index]; }
-  sim::PinnedHostMemory& pinned_memory() { return pinned_memory_; }
-  HandleRegistry<openreg_stream, Stream>& streams() { return streams_; }
-  HandleRegistry<openreg_event, Event>& events() { return events_; }
+  sim::HandleRegistry<openreg_stream, std::shared_ptr<Stream>>& streams() {
+    return streams_;
+  }
+  sim::HandleRegistry<openreg_event, std::shared_ptr<Event>>& events() {
+    return events_;
+  }
 
-  // The object of a live handle, else INVALID_ARGUMENT naming `function`
-  // (the Not* functions below).
+  // The object of a live handle, else INVALID_ARGUMENT naming `function`.
   openreg_status FindStream(openreg_stream handle, const char* function,
                             std::shared_ptr<Stream>* stream) const;
   openreg_status FindEvent(openreg_event handle, const char* function,
                            std::shared_ptr<Event>* event) const;
-
-  // The INVALID_ARGUMENT for a NULL or dead `handle`, naming `function`.
-  static openreg_status NotLiveStream(openreg_stream handle,
-                                      const char* function);
-  static openreg_status NotLiveEvent(openreg_event handle,
-                                     const char* function);
-
-  // Where `ptr` points: into a device allocation, a pinned host allocation,
-  // or neither.
-  PointerInfo Classify(const void* ptr) const;
 
   // Shutdown and process exit: drops all queued work and joins the workers,
   // waiting at most `timeout` for running items. Returns false when some
@@ -78,11 +62,11 @@ class DriverState {
   bool Stop(absl::Duration timeout);
 
  private:
-  const uint64_t device_memory_bytes_;
   std::vector<std::unique_ptr<Device>> devices_;
-  sim::PinnedHostMemory pinned_memory_;
-  HandleRegistry<openreg_stream, Stream> streams_;
-  HandleRegistry<openreg_event, Event> events_;
+  // Handles own references to their objects: a lookup returns its own, so an
+  // object outlives its handle while a call or queued work still uses it.
+  sim::HandleRegistry<openreg_stream, std::shared_ptr<Stream>> streams_;
+  sim::HandleRegistry<openreg_event, std::shared_ptr<Event>> events_;
 };
 
 }  // namespace openreg::threaded_sim

@@ -135,3 +135,9 @@ void AbandonState(std::shared_ptr<DriverState> state) {
 }
 
 }  // namespace openreg::threaded_sim
+
+// Declared by plugins/sim_support/sim_state.h; each driver defines it once.
+std::shared_ptr<openreg::sim::SimState> openreg::sim::AcquireSimState(
+    const char* function) {
+  return openreg::threaded_sim::AcquireState(function);
+}

@@ -48,11 +48,6 @@
 
 namespace openreg::threaded_sim {
 
-// Priorities follow CUDA: lower is higher priority, least is the default.
-// Their effect is the order in which streams get execution slots.
-inline constexpr int32_t kLeastStreamPriority = 0;
-inline constexpr int32_t kGreatestStreamPriority = -2;
-
 // A failure of asynchronous work, waiting to be reported.
 struct AsyncFailure {
   openreg_stream stream;

@@ -1,0 +1,117 @@
+#include "plugins/sim_support/shared_api.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "plugins/sim_support/error.h"
+#include "plugins/sim_support/sim_state.h"
+#include "plugins/sim_support/struct_size.h"
+
+namespace openreg::sim {
+
+openreg_status GetDeviceCount(int32_t* count) {
+  std::shared_ptr<SimState> state = AcquireSimState("get_device_count");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  SIM_RETURN_IF_ERROR(RequireNonNull(count, "get_device_count", "count"));
+  *count = state->device_count();
+  return OPENREG_SUCCESS;
+}
+
+openreg_status GetDeviceProperties(int32_t device,
+                                   openreg_device_properties* props) {
+  constexpr const char* kFunction = "get_device_properties";
+  std::shared_ptr<SimState> state = AcquireSimState(kFunction);
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
+  if (!SIM_HAS_FIELD(openreg_device_properties, props, name)) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: props->struct_size is %u, too small for "
+                                "any v1.0 field (at least %u); set it to "
+                                "OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0 "
+                                "(%u) or sizeof(openreg_device_properties)",
+                                kFunction, props->struct_size,
+                                OPENREG_STRUCT_SIZE(openreg_device_properties,
+                                                    name),
+                                OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0));
+  }
+  std::snprintf(props->name, sizeof(props->name), "openreg %s device",
+                DriverName());
+  if (SIM_HAS_FIELD(openreg_device_properties, props, total_memory_bytes)) {
+    props->total_memory_bytes = state->device_memory_bytes();
+  }
+  if (SIM_HAS_FIELD(openreg_device_properties, props, least_stream_priority)) {
+    props->least_stream_priority = state->stream_priorities().least;
+  }
+  if (SIM_HAS_FIELD(openreg_device_properties, props,
+                    greatest_stream_priority)) {
+    props->greatest_stream_priority = state->stream_priorities().greatest;
+  }
+  if (SIM_HAS_FIELD(openreg_device_properties, props, concurrent_streams)) {
+    props->concurrent_streams = state->concurrent_streams(device);
+  }
+  return OPENREG_SUCCESS;
+}
+
+openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
+  std::shared_ptr<SimState> state = AcquireSimState("device_malloc");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
+  if (size == 0) {
+    *ptr = nullptr;
+    return OPENREG_SUCCESS;
+  }
+  return state->device_memory(device).Allocate(size, ptr);
+}
+
+openreg_status DeviceFree(int32_t device, void* ptr) {
+  std::shared_ptr<SimState> state = AcquireSimState("device_free");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
+  if (ptr == nullptr) return OPENREG_SUCCESS;
+  return state->device_memory(device).Free(ptr);
+}
+
+openreg_status HostMalloc(size_t size, void** ptr) {
+  std::shared_ptr<SimState> state = AcquireSimState("host_malloc");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
+  // Mirrors device_malloc, which the ABI defines to give NULL for size 0.
+  if (size == 0) {
+    *ptr = nullptr;
+    return OPENREG_SUCCESS;
+  }
+  return state->pinned_memory().Allocate(size, ptr);
+}
+
+openreg_status HostFree(void* ptr) {
+  std::shared_ptr<SimState> state = AcquireSimState("host_free");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  if (ptr == nullptr) return OPENREG_SUCCESS;
+  return state->pinned_memory().Free(ptr);
+}
+
+openreg_status PointerGetAttributes(const void* ptr,
+                                    openreg_pointer_attributes* attributes) {
+  std::shared_ptr<SimState> state = AcquireSimState("pointer_get_attributes");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  return WritePointerAttributes(state->Classify(ptr), attributes);
+}
+
+openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
+                          uint64_t* total_bytes) {
+  std::shared_ptr<SimState> state = AcquireSimState("mem_get_info");
+  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
+  SIM_RETURN_IF_ERROR(RequireNonNull(free_bytes, "mem_get_info", "free_bytes"));
+  SIM_RETURN_IF_ERROR(
+      RequireNonNull(total_bytes, "mem_get_info", "total_bytes"));
+  const DeviceMemory& memory = state->device_memory(device);
+  *total_bytes = memory.capacity_bytes();
+  *free_bytes = memory.capacity_bytes() - memory.bytes_in_use();
+  return OPENREG_SUCCESS;
+}
+
+}  // namespace openreg::sim

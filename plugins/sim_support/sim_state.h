@@ -1,0 +1,86 @@
+// What both simulated drivers own and check in the same way: the devices
+// (their count, memory and stream priority range) and the pinned host memory.
+// Each driver's DriverState derives from SimState and adds what differs: its
+// streams, events and, for threaded_sim, worker threads.
+//
+// Ownership: owns every device and pinned allocation until it is freed or the
+// state is destroyed (which is how shutdown releases memory the core never
+// freed). A derived state's own members are destroyed first, so work that
+// still uses device memory while they shut down finds it.
+// Thread-safety: members are set at construction and never reassigned; each
+// memory has its own mutex, so every method may be called concurrently.
+#ifndef OPENREG_PLUGINS_SIM_SUPPORT_SIM_STATE_H_
+#define OPENREG_PLUGINS_SIM_SUPPORT_SIM_STATE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/driver/openreg_driver.h"
+#include "plugins/sim_support/device_memory.h"
+#include "plugins/sim_support/pinned_host_memory.h"
+#include "plugins/sim_support/pointer_attributes.h"
+
+namespace openreg::sim {
+
+// Stream priorities follow CUDA: lower is higher priority, and `least` is the
+// default.
+struct StreamPriorityRange {
+  int32_t least;
+  int32_t greatest;
+};
+
+class SimState {
+ public:
+  SimState(int32_t device_count, uint64_t device_memory_bytes,
+           StreamPriorityRange priorities);
+  virtual ~SimState();
+
+  SimState(const SimState&) = delete;
+  SimState& operator=(const SimState&) = delete;
+
+  int32_t device_count() const {
+    return static_cast<int32_t>(device_memory_.size());
+  }
+  uint64_t device_memory_bytes() const { return device_memory_bytes_; }
+  StreamPriorityRange stream_priorities() const { return priorities_; }
+  // How many streams of `device` can run work at the same time.
+  virtual int32_t concurrent_streams(int32_t device) const = 0;
+
+  // INVALID_DEVICE, with the valid range in the message, unless `device`
+  // exists. `function` names the API call being served.
+  openreg_status CheckDevice(int32_t device, const char* function) const;
+  // stream_create: INVALID_ARGUMENT unless `priority` is in the range.
+  openreg_status CheckStreamPriority(int32_t device, int32_t priority,
+                                     const char* function) const;
+
+  // Callers pass a device index that CheckDevice accepted.
+  DeviceMemory& device_memory(int32_t device) {
+    return *device_memory_[device];
+  }
+  const DeviceMemory& device_memory(int32_t device) const {
+    return *device_memory_[device];
+  }
+  PinnedHostMemory& pinned_memory() { return pinned_memory_; }
+  const PinnedHostMemory& pinned_memory() const { return pinned_memory_; }
+
+  // Where `ptr` points: into a device allocation, a pinned host allocation,
+  // or neither.
+  PointerInfo Classify(const void* ptr) const;
+
+ private:
+  const uint64_t device_memory_bytes_;
+  const StreamPriorityRange priorities_;
+  std::vector<std::unique_ptr<DeviceMemory>> device_memory_;
+  PinnedHostMemory pinned_memory_;
+};
+
+// The driver's current state, or null after failing with NOT_INITIALIZED
+// with a message naming `function`. Declared here for the functions of
+// shared_api.h; each driver defines it once, next to its state slot (which
+// differs: threaded_sim's survives process exit and fork).
+std::shared_ptr<SimState> AcquireSimState(const char* function);
+
+}  // namespace openreg::sim
+
+#endif  // OPENREG_PLUGINS_SIM_SUPPORT_SIM_STATE_H_
