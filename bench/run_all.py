@@ -229,7 +229,7 @@ def chart(rows, path):
     axes.invert_yaxis()
     axes.set_xscale("log")
     axes.set_xlabel("openreg / reference (time; lower is better), or speed-up; black ticks: targets")
-    axes.legend(loc="lower right")
+    axes.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(DRIVERS), frameon=False)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)

@@ -53,6 +53,11 @@ const c10::Storage* CpuAliases::OriginalStorageOf(
   return nullptr;
 }
 
+void CpuAliases::ForgetOriginalTensors() {
+  tensors_.clear();
+  aliases_.clear();
+}
+
 at::Tensor AliasAsCpu(const at::Tensor& tensor) {
   CpuAliases aliases;
   return aliases.Alias(tensor);

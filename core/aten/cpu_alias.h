@@ -30,6 +30,13 @@ class CpuAliases {
   // The openreg storage whose alias holds `cpu_tensor`'s storage, if any.
   const c10::Storage* OriginalStorageOf(const at::Tensor& cpu_tensor) const;
 
+  // Drops the references to the original openreg tensors and keeps their
+  // storages. Enqueued work needs the memory, not the tensors; and while C++
+  // holds a tensor whose Python object was dropped, PyTorch keeps that object
+  // alive, so every result of a queued op would linger for the garbage
+  // collector until the work is reaped. After this, OriginalOf finds nothing.
+  void ForgetOriginalTensors();
+
  private:
   struct StorageAlias {
     c10::Storage original;

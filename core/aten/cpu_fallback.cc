@@ -323,6 +323,7 @@ class FallbackCall {
 
   void Enqueue(std::unique_ptr<KernelLaunch> launch) {
     const c10::DeviceIndex device = *device_;
+    launch->aliases.ForgetOriginalTensors();
     EnqueueOnCurrentStream(
         device, op_.schema().name(),
         [launch = std::move(launch), device]() { RunKernel(*launch, device); });
