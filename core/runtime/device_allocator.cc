@@ -2,7 +2,7 @@
 
 #include <c10/util/Exception.h>
 
-#include "core/runtime/memory/memory_stats.h"
+#include "core/runtime/memory_stats_to_torch.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
@@ -11,24 +11,6 @@
 
 namespace openreg {
 namespace {
-
-void CopyPoolStats(const PoolStats& from,
-                   c10::CachingDeviceAllocator::StatArray& to) {
-  for (int pool = 0; pool < kStatPoolCount; ++pool) {
-    const MemoryStat& stat = from.by_pool[pool];
-    to[pool].current = stat.current;
-    to[pool].peak = stat.peak;
-    to[pool].allocated = stat.allocated;
-    to[pool].freed = stat.freed;
-  }
-}
-
-void CopyStat(const MemoryStat& from, c10::CachingAllocator::Stat& to) {
-  to.current = from.current;
-  to.peak = from.peak;
-  to.allocated = from.allocated;
-  to.freed = from.freed;
-}
 
 // The runtime if it exists and `device` is valid; nullptr if it does not
 // exist yet; throws for an invalid device.

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "core/runtime/memory/memory_stats.h"
+#include "core/runtime/memory_stats_to_torch.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
@@ -20,13 +20,6 @@ void FreeHostMemory(void* ptr) {
     TORCH_WARN("openreg: freeing pinned memory the allocator does not know: ",
                ptr);
   }
-}
-
-void CopyStat(const MemoryStat& from, c10::CachingAllocator::Stat& to) {
-  to.current = from.current;
-  to.peak = from.peak;
-  to.allocated = from.allocated;
-  to.freed = from.freed;
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ void DeviceMemoryPool::Free(Block* block) {
   for (openreg_stream stream : block->stream_uses) {
     absl::StatusOr<openreg_event> event = TakeEvent();
     if (event.ok() && driver_.EventRecord(*event, stream).ok()) {
-      pending_events_.push_back({*event, block});
+      pending_events_.Add(*event, block);
       ++block->pending_events;
       continue;
     }
@@ -252,23 +252,14 @@ absl::StatusOr<openreg_event> DeviceMemoryPool::TakeEvent() {
 }
 
 void DeviceMemoryPool::ProcessEvents(bool wait) {
-  size_t kept = 0;
-  for (PendingEvent& pending : pending_events_) {
-    // A failed wait means the stream failed; it is past the event either way.
-    const bool fired =
-        wait ? (driver_.EventSynchronize(pending.event).IgnoreError(), true)
-             : driver_.EventQuery(pending.event).value_or(false);
-    if (!fired) {
-      pending_events_[kept++] = pending;
-      continue;
+  pending_events_.Sweep(driver_, wait, [this](openreg_event event, Block* block)
+                                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    spare_events_.push_back(event);
+    if (--block->pending_events == 0 &&
+        block->state == BlockState::kAwaitingEvents) {
+      ReturnToFreeSet(block);
     }
-    spare_events_.push_back(pending.event);
-    if (--pending.block->pending_events == 0 &&
-        pending.block->state == BlockState::kAwaitingEvents) {
-      ReturnToFreeSet(pending.block);
-    }
-  }
-  pending_events_.resize(kept);
+  });
 }
 
 absl::Status DeviceMemoryPool::ReleaseFreeSegments() {

@@ -34,6 +34,7 @@
 #include "core/runtime/memory/allocator_config.h"
 #include "core/runtime/memory/block.h"
 #include "core/runtime/memory/memory_stats.h"
+#include "core/runtime/memory/pending_events.h"
 
 namespace openreg {
 
@@ -117,11 +118,6 @@ class DeviceMemoryPool {
   absl::Status OutOfMemory(size_t requested, const absl::Status& driver_error)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
-  struct PendingEvent {
-    openreg_event event;
-    Block* block;
-  };
-
   const Driver& driver_;
   const int32_t device_;
   const AllocatorConfig config_;
@@ -129,7 +125,7 @@ class DeviceMemoryPool {
   mutable absl::Mutex mutex_;
   FreeSet small_free_ ABSL_GUARDED_BY(mutex_);
   FreeSet large_free_ ABSL_GUARDED_BY(mutex_);
-  std::vector<PendingEvent> pending_events_ ABSL_GUARDED_BY(mutex_);
+  PendingEvents<Block*> pending_events_ ABSL_GUARDED_BY(mutex_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mutex_);
   // Blocks never to be reused (BlockState::kRetired), deleted with the pool.
   std::vector<Block*> retired_ ABSL_GUARDED_BY(mutex_);

@@ -72,7 +72,7 @@ bool PinnedMemoryPool::Free(void* ptr) {
   stats_.active_requests.Decrease(1);
   stats_.active_bytes.Decrease(block.size);
   for (openreg_event event : block.events) {
-    pending_events_.push_back({event, ptr});
+    pending_events_.Add(event, ptr);
     ++block.pending;
   }
   block.events.clear();
@@ -85,20 +85,12 @@ void PinnedMemoryPool::MakeAvailable(void* ptr, PinnedBlock& block) {
 }
 
 void PinnedMemoryPool::ProcessEvents(bool wait) {
-  size_t kept = 0;
-  for (PendingEvent& pending : pending_events_) {
-    const bool fired =
-        wait ? (driver_.EventSynchronize(pending.event).IgnoreError(), true)
-             : driver_.EventQuery(pending.event).value_or(false);
-    if (!fired) {
-      pending_events_[kept++] = pending;
-      continue;
-    }
-    driver_.EventDestroy(pending.event).IgnoreError();
-    PinnedBlock& block = blocks_[pending.ptr];
-    if (--block.pending == 0) MakeAvailable(pending.ptr, block);
-  }
-  pending_events_.resize(kept);
+  pending_events_.Sweep(driver_, wait, [this](openreg_event event, void* ptr)
+                                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    driver_.EventDestroy(event).IgnoreError();
+    PinnedBlock& block = blocks_[ptr];
+    if (--block.pending == 0) MakeAvailable(ptr, block);
+  });
 }
 
 absl::Status PinnedMemoryPool::EmptyCache() {

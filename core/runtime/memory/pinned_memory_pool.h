@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/driver/driver.h"
 #include "core/runtime/memory/memory_stats.h"
+#include "core/runtime/memory/pending_events.h"
 
 namespace openreg {
 
@@ -70,10 +71,6 @@ class PinnedMemoryPool {
     // Events of the block, once freed, that have not fired yet.
     int32_t pending = 0;
   };
-  struct PendingEvent {
-    openreg_event event;
-    void* ptr;
-  };
 
   static int BucketOf(size_t size);
   // Returns blocks whose events have fired to their free lists; with `wait`,
@@ -87,7 +84,7 @@ class PinnedMemoryPool {
   absl::flat_hash_map<void*, PinnedBlock> blocks_ ABSL_GUARDED_BY(mutex_);
   std::array<std::vector<void*>, kBucketCount> free_lists_
       ABSL_GUARDED_BY(mutex_);
-  std::vector<PendingEvent> pending_events_ ABSL_GUARDED_BY(mutex_);
+  PendingEvents<void*> pending_events_ ABSL_GUARDED_BY(mutex_);
   HostMemoryStats stats_ ABSL_GUARDED_BY(mutex_);
 };
 

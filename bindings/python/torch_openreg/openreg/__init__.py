@@ -12,6 +12,7 @@ from typing import Any, List, Tuple, Union
 import torch
 
 from torch_openreg import _C
+from torch_openreg.openreg import memory
 from torch_openreg.openreg.memory import (
     empty_cache,
     empty_host_cache,
@@ -61,16 +62,12 @@ __all__ = [
     "device_count",
     "device_of",
     "driver_info",
-    "empty_cache",
-    "empty_host_cache",
     "get_amp_supported_dtype",
     "get_device_capability",
     "get_device_name",
     "get_device_properties",
     "get_rng_state",
     "get_rng_state_all",
-    "host_memory_stats",
-    "host_memory_stats_as_nested_dict",
     "init",
     "initial_seed",
     "is_available",
@@ -79,18 +76,6 @@ __all__ = [
     "is_tf32_supported",
     "manual_seed",
     "manual_seed_all",
-    "max_memory_allocated",
-    "max_memory_reserved",
-    "mem_get_info",
-    "memory_allocated",
-    "memory_reserved",
-    "memory_stats",
-    "memory_stats_as_nested_dict",
-    "memory_summary",
-    "reset_accumulated_host_memory_stats",
-    "reset_accumulated_memory_stats",
-    "reset_peak_host_memory_stats",
-    "reset_peak_memory_stats",
     "seed",
     "seed_all",
     "set_device",
@@ -100,6 +85,7 @@ __all__ = [
     "stream",
     "synchronize",
 ]
+__all__ += memory.__all__
 
 DeviceLike = Union[int, str, torch.device, None]
 

@@ -117,14 +117,9 @@ TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Drivers, CachingDeviceAllocatorTest,
-    ::testing::Values(::openreg::testing::kCpuSimPath,
-                      ::openreg::testing::kThreadedSimPath),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      return info.param == ::openreg::testing::kCpuSimPath ? "cpu_sim"
-                                                           : "threaded_sim";
-    });
+INSTANTIATE_TEST_SUITE_P(Drivers, CachingDeviceAllocatorTest,
+                         ::openreg::testing::ShippedDriverPaths(),
+                         ::openreg::testing::DriverName);
 
 }  // namespace
 }  // namespace openreg

@@ -315,14 +315,9 @@ TEST_P(DeviceMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
   EXPECT_EQ(Current(pool_->stats().reserved_bytes), int64_t{kSmallSegmentSize});
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Drivers, DeviceMemoryPoolTest,
-    ::testing::Values(::openreg::testing::kCpuSimPath,
-                      ::openreg::testing::kThreadedSimPath),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      return info.param == ::openreg::testing::kCpuSimPath ? "cpu_sim"
-                                                           : "threaded_sim";
-    });
+INSTANTIATE_TEST_SUITE_P(Drivers, DeviceMemoryPoolTest,
+                         ::openreg::testing::ShippedDriverPaths(),
+                         ::openreg::testing::DriverName);
 
 }  // namespace
 }  // namespace openreg

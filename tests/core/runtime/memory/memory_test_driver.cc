@@ -7,6 +7,10 @@
 
 namespace openreg::testing {
 
+std::string DriverName(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param == kCpuSimPath ? "cpu_sim" : "threaded_sim";
+}
+
 std::unique_ptr<Driver> LoadTestDriver(const std::string& path,
                                        uint64_t device_memory,
                                        int32_t device_count) {

@@ -9,12 +9,21 @@
 
 #include "absl/synchronization/notification.h"
 #include "core/driver/driver.h"
+#include "gtest/gtest.h"
 
 namespace openreg::testing {
 
 inline constexpr char kCpuSimPath[] = "plugins/cpu_sim/libopenreg_cpu_sim.so";
 inline constexpr char kThreadedSimPath[] =
     "plugins/threaded_sim/libopenreg_threaded_sim.so";
+
+// Parameters for INSTANTIATE_TEST_SUITE_P over both shipped drivers, and
+// the test-name suffix for each ("cpu_sim", "threaded_sim").
+inline auto ShippedDriverPaths() {
+  return ::testing::Values(std::string(kCpuSimPath),
+                           std::string(kThreadedSimPath));
+}
+std::string DriverName(const ::testing::TestParamInfo<std::string>& info);
 
 // The driver at `path` (relative to the runfiles root) with `device_count`
 // devices of `device_memory` bytes each; fails the test on error.

@@ -85,14 +85,9 @@ TEST_P(PinnedMemoryPoolTest, RecordedEventDelaysReuse) {
   ASSERT_TRUE(driver_->StreamDestroy(*stream).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Drivers, PinnedMemoryPoolTest,
-    ::testing::Values(::openreg::testing::kCpuSimPath,
-                      ::openreg::testing::kThreadedSimPath),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      return info.param == ::openreg::testing::kCpuSimPath ? "cpu_sim"
-                                                           : "threaded_sim";
-    });
+INSTANTIATE_TEST_SUITE_P(Drivers, PinnedMemoryPoolTest,
+                         ::openreg::testing::ShippedDriverPaths(),
+                         ::openreg::testing::DriverName);
 
 }  // namespace
 }  // namespace openreg
