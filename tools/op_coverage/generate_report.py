@@ -33,12 +33,16 @@ COMMAND = (
 # Known-failure reasons are kept to one line of this length in the expectations files.
 REASON_LENGTH = 240
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "python", "op_coverage"))
+import expectations  # noqa: E402  (the key of an OpInfo's run in one dtype, and the dtypes run)
+
 
 class DriverRun:
     """Every shard's results for one driver."""
 
     def __init__(self, driver: str):
         self.driver = driver
+        # expectations.key(op, dtype) -> [(sample index, status, reason)]
         self.ops: Dict[str, List[Tuple[int, str, str]]] = {}
         self.unexpected_passes: Dict[str, List[int]] = {}
         self.skipped_tests: Dict[str, str] = {}  # test name -> reason
@@ -79,10 +83,14 @@ class DriverRun:
     def counts(self, op: str) -> collections.Counter:
         return collections.Counter(status for _, status, _ in self.ops.get(op, []))
 
-    def totals(self) -> collections.Counter:
+    def keys_of(self, dtype: str = None) -> List[str]:
+        """The runs in `dtype`; every run when it is None."""
+        return [key for key in self.ops if dtype is None or expectations.split_key(key)[1] == dtype]
+
+    def totals(self, dtype: str = None) -> collections.Counter:
         total = collections.Counter()
-        for op in self.ops:
-            total.update(self.counts(op))
+        for key in self.keys_of(dtype):
+            total.update(self.counts(key))
         return total
 
 
@@ -113,29 +121,41 @@ def percent(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else "n/a"
 
 
-def test_name_of(op_full_name: str) -> str:
-    return "test_samples_" + op_full_name.replace(".", "_") + "_openreg_float32"
+def test_name_of(op_full_name: str, dtype: str) -> str:
+    return "test_samples_" + op_full_name.replace(".", "_") + "_openreg_" + dtype
 
 
 def not_run_reasons(runs: List[DriverRun]) -> Dict[str, str]:
-    """OpInfos that produced no samples, with the reason."""
+    """OpInfos with no samples run in a dtype of expectations.DTYPES, with the reason.
+
+    A dtype the OpInfo does not declare for the CPU is left out, except when
+    it declares none of them.
+    """
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
     reasons = {}
     for op in op_db:
-        if any(op.full_name in run.ops for run in runs):
-            continue
-        if torch.float32 not in op.supported_dtypes("cpu"):
-            reasons[op.full_name] = "no float32 support declared"
-            continue
-        skips = {run.skipped_tests.get(test_name_of(op.full_name)) for run in runs} - {None}
-        reasons[op.full_name] = "the OpInfo skips it: " + "; ".join(sorted(skips)) if skips else "not run"
+        declared = [dtype for dtype in expectations.DTYPES if getattr(torch, dtype) in op.supported_dtypes("cpu")]
+        if not declared:
+            reasons[op.full_name] = "declares none of " + ", ".join(expectations.DTYPES) + " for the CPU"
+        for dtype in declared:
+            key = expectations.key(op.full_name, dtype)
+            if any(key in run.ops for run in runs):
+                continue
+            skips = {run.skipped_tests.get(test_name_of(op.full_name, dtype)) for run in runs} - {None}
+            reasons[key] = "the OpInfo skips it: " + "; ".join(sorted(skips)) if skips else "not run"
     return reasons
 
 
+def report_order(key: str) -> Tuple[str, int]:
+    """An OpInfo's runs together, in the order of expectations.DTYPES."""
+    op, dtype = expectations.split_key(key)
+    return op, expectations.DTYPES.index(dtype) if dtype in expectations.DTYPES else len(expectations.DTYPES)
+
+
 def write_report(runs: List[DriverRun], path: str) -> None:
-    all_ops = sorted(set().union(*(run.ops for run in runs)))
+    all_ops = sorted(set().union(*(run.ops for run in runs)), key=report_order)
     lines = [
         "# Operator coverage: PyTorch's OpInfo database on openreg",
         "",
@@ -146,24 +166,37 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         COMMAND,
         "```",
         "",
-        "Every float32 sample input of every OpInfo in `torch.testing._internal.common_methods_invocations.op_db`",
+        "Every sample input of every OpInfo in `torch.testing._internal.common_methods_invocations.op_db`, in",
+        "each of " + ", ".join(expectations.DTYPES) + " that the OpInfo declares for the CPU,",
         "runs on the CPU and on `openreg`: the functional call, the `out=` and in-place variants where the OpInfo",
         "declares them, and the gradients when it supports autograd (`tests/python/op_coverage/sample_checks.py`).",
         "A sample passes when all of them match the CPU within the OpInfo's tolerances. How the test works and how",
-        "to add a device-generic test: `tests/python/op_coverage/README.md`.",
+        "to add a device-generic test: `tests/python/op_coverage/README.md`. Below, an OpInfo run in another",
+        "dtype than float32 is named `<OpInfo>[<dtype>]`, as in the expectations files.",
         "",
         "## Totals",
         "",
-        "| driver | OpInfos run | samples | passed | failed | skipped | pass rate | shard run time (max / sum) |",
+        "| driver | dtype | OpInfos run | samples | passed | failed | skipped | pass rate |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for run in runs:
-        total = run.totals()
-        samples = sum(total.values())
+        for dtype in list(expectations.DTYPES) + [None]:
+            total = run.totals(dtype)
+            samples = sum(total.values())
+            label = dtype or "**all**"
+            lines.append(
+                f"| {run.driver} | {label} | {len(run.keys_of(dtype))} | {samples} | {total['passed']} | "
+                f"{total['failed']} | {total['skipped']} | {percent(total['passed'], samples)} |"
+            )
+    lines += [
+        "",
+        "Shard run times (the test's shards, each a Bazel test action):",
+        "",
+    ]
+    for run in runs:
         lines.append(
-            f"| {run.driver} | {len(run.ops)} | {samples} | {total['passed']} | {total['failed']} | "
-            f"{total['skipped']} | {percent(total['passed'], samples)} | "
-            f"{max(run.shard_seconds, default=0):.0f} s / {sum(run.shard_seconds):.0f} s |"
+            f"- {run.driver}: {len(run.shard_seconds)} shards, "
+            f"{max(run.shard_seconds, default=0):.0f} s longest, {sum(run.shard_seconds):.0f} s together"
         )
     lines += ["", "## Failures and skips by kind", ""]
     for run in runs:
@@ -185,7 +218,7 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         "",
         "Passed / failed / skipped samples on each driver.",
         "",
-        "| OpInfo | " + " | ".join(run.driver for run in runs) + " |",
+        "| OpInfo [dtype] | " + " | ".join(run.driver for run in runs) + " |",
         "| --- | " + " | ".join("---" for _ in runs) + " |",
     ]
     for op in all_ops:
@@ -214,12 +247,20 @@ def write_report(runs: List[DriverRun], path: str) -> None:
 
 
 def update_expectations(run: DriverRun) -> None:
-    sys.path.insert(0, os.path.join(ROOT, "tests", "python", "op_coverage"))
-    import expectations
+    """Rewrites the driver's list to this run's failures.
 
+    A sample that was listed already keeps the reason written for it (which
+    may explain the failure rather than repeat it); a new one gets its error.
+    """
+    listed = expectations.load(run.driver)
     failures = {}
     for op, outcomes in sorted(run.ops.items()):
-        failed = {str(index): one_line(reason) for index, status, reason in outcomes if status == "failed"}
+        known = listed.get(op, {})
+        failed = {
+            str(index): known.get(str(index), one_line(reason))
+            for index, status, reason in outcomes
+            if status == "failed"
+        }
         if failed:
             failures[op] = dict(sorted(failed.items(), key=lambda item: int(item[0])))
     with open(expectations.path_for(run.driver), "w") as file:

@@ -1,7 +1,7 @@
 """The checked-in list of known failures, one file per driver.
 
-`expected_failures/<driver>.json` maps an OpInfo's full name to
-{sample index: reason}. A sample that fails and is not listed fails the
+`expected_failures/<driver>.json` maps a key naming an OpInfo and a dtype
+(see `key`) to {sample index: reason}. A sample that fails and is not listed fails the
 build; a listed sample that passes is reported, so the list only shrinks.
 """
 
@@ -14,12 +14,29 @@ from sample_checks import SampleOutcome
 EXPECTATIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected_failures")
 
 
+# The dtypes every OpInfo runs in (where the CPU supports them), in report order.
+DTYPES = ("float32", "float64", "int64")
+
+
+def key(op_full_name: str, dtype: str) -> str:
+    """The name of an OpInfo's run in one dtype: its full name for float32, `name[dtype]` otherwise."""
+    return op_full_name if dtype == "float32" else f"{op_full_name}[{dtype}]"
+
+
+def split_key(run_key: str):
+    """(op full name, dtype) of a `key`."""
+    if run_key.endswith("]") and "[" in run_key:
+        name, dtype = run_key[:-1].rsplit("[", 1)
+        return name, dtype
+    return run_key, "float32"
+
+
 def path_for(driver: str) -> str:
     return os.path.join(EXPECTATIONS_DIR, f"{driver}.json")
 
 
 def load(driver: str) -> Dict[str, Dict[str, str]]:
-    """{op full name: {sample index as a string: reason}}; empty when the driver has no file."""
+    """{key(op, dtype): {sample index as a string: reason}}; empty when the driver has no file."""
     try:
         with open(path_for(driver)) as file:
             return json.load(file)

@@ -1,8 +1,9 @@
 """PyTorch's OpInfo database on openreg, compared sample by sample with the CPU.
 
 `instantiate_device_type_tests` makes one test per OpInfo for the openreg
-device (torch's PrivateUse1TestBase); each runs every float32 sample input
-through sample_checks.py. Known failures are listed per driver in
+device (torch's PrivateUse1TestBase); each runs every sample input in float32,
+float64 and int64 (expectations.DTYPES; those of them the OpInfo declares
+for the CPU) through sample_checks.py. Known failures are listed per driver in
 expected_failures/; any other failure fails the test. Each run writes every
 sample's outcome to op_results.json in Bazel's undeclared outputs, which
 tools/op_coverage/generate_report.py turns into docs/op_coverage.md.
@@ -26,6 +27,7 @@ import sample_checks
 
 DRIVER = os.environ.get("OPENREG_DRIVER", "cpu_sim")
 KNOWN_FAILURES = expectations.load(DRIVER)
+DTYPES = tuple(getattr(torch, name) for name in expectations.DTYPES)
 RESULTS = {"driver": DRIVER, "ops": {}, "unexpected_passes": {}}
 
 
@@ -53,26 +55,31 @@ def describe(outcomes) -> str:
 
 
 class TestOpDb(TestCase):
-    @ops(ops_of_this_shard(op_db), allowed_dtypes=(torch.float32,))
+    @ops(ops_of_this_shard(op_db), allowed_dtypes=DTYPES)
     def test_samples(self, device, dtype, op):
+        # @ops offers the dtypes the OpInfo declares for any device but CUDA;
+        # the CPU is the reference, so only its dtypes are compared.
+        if dtype not in op.supported_dtypes("cpu"):
+            self.skipTest(f"the OpInfo declares no {dtype} support on the CPU")
+        name = expectations.key(op.full_name, str(dtype).replace("torch.", ""))
         with warnings.catch_warnings():
             # Deprecation and performance warnings of the ops themselves.
             warnings.simplefilter("ignore")
             outcomes = sample_checks.check_op(op, dtype, device)
-        known = KNOWN_FAILURES.get(op.full_name, {})
-        RESULTS["ops"][op.full_name] = [[o.index, o.status, o.reason] for o in outcomes]
+        known = KNOWN_FAILURES.get(name, {})
+        RESULTS["ops"][name] = [[o.index, o.status, o.reason] for o in outcomes]
         passes = expectations.unexpected_passes(known, outcomes)
         if passes:
-            RESULTS["unexpected_passes"][op.full_name] = [o.index for o in passes]
+            RESULTS["unexpected_passes"][name] = [o.index for o in passes]
             warnings.warn(
-                f"{op.full_name}: samples {[o.index for o in passes]} pass on {DRIVER} but are listed in "
+                f"{name}: samples {[o.index for o in passes]} pass on {DRIVER} but are listed in "
                 f"{expectations.path_for(DRIVER)}; remove them from the list."
             )
         save_results()
         failures = expectations.unexpected_failures(known, outcomes)
         if failures:
             self.fail(
-                f"{op.full_name}: {len(failures)} sample(s) fail on {DRIVER} that are not in "
+                f"{name}: {len(failures)} sample(s) fail on {DRIVER} that are not in "
                 f"{expectations.path_for(DRIVER)}:\n{describe(failures)}"
             )
 
