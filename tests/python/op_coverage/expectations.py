@@ -15,7 +15,7 @@ EXPECTATIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exp
 
 
 # The dtypes every OpInfo runs in (where the CPU supports them), in report order.
-DTYPES = ("float32", "float64", "int64")
+DTYPES = ("float32", "float64", "int64", "bool")
 
 
 def key(op_full_name: str, dtype: str) -> str:

@@ -2,7 +2,7 @@
 
 `instantiate_device_type_tests` makes one test per OpInfo for the openreg
 device (torch's PrivateUse1TestBase); each runs every sample input in float32,
-float64 and int64 (expectations.DTYPES; those of them the OpInfo declares
+float64, int64 and bool (expectations.DTYPES; those of them the OpInfo declares
 for the CPU) through sample_checks.py. Known failures are listed per driver in
 expected_failures/; any other failure fails the test. Each run writes every
 sample's outcome to op_results.json in Bazel's undeclared outputs, which
