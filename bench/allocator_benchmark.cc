@@ -10,14 +10,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "core/driver/driver.h"
+#include "bench/shipped_driver.h"
 #include "core/runtime/memory/caching_device_allocator.h"
 
 namespace openreg {
@@ -35,21 +34,12 @@ CachingDeviceAllocator& AllocatorFor(const std::string& driver_name) {
                                           std::unique_ptr<CachingDeviceAllocator>>>();
   auto it = allocators->find(driver_name);
   if (it == allocators->end()) {
-    const std::string path = "plugins/" + driver_name + "/libopenreg_" +
-                             driver_name + ".so";
-    DriverConfig config;
-    config.device_count = 1;
-    absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
-    if (!driver.ok()) {
-      std::fprintf(stderr, "cannot load %s: %s\n", path.c_str(),
-                   std::string(driver.status().message()).c_str());
-      std::exit(1);
-    }
+    std::unique_ptr<Driver> driver = LoadShippedDriver(driver_name);
     auto allocator = std::make_unique<CachingDeviceAllocator>(
-        **driver, 1, AllocatorConfig());
+        *driver, 1, AllocatorConfig());
     it = allocators
              ->emplace(driver_name,
-                       std::make_pair(*std::move(driver), std::move(allocator)))
+                       std::make_pair(std::move(driver), std::move(allocator)))
              .first;
   }
   return *it->second.second;

@@ -7,13 +7,12 @@
 // idle stream. Absolute figures: there is no CPU-eager equivalent.
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "bench/shipped_driver.h"
 #include "core/driver/driver.h"
 
 namespace openreg {
@@ -30,17 +29,8 @@ Loaded& Load(const std::string& name) {
   static auto* loaded = new std::map<std::string, Loaded>();
   auto it = loaded->find(name);
   if (it != loaded->end()) return it->second;
-  const std::string path = "plugins/" + name + "/libopenreg_" + name + ".so";
-  DriverConfig config;
-  config.device_count = 1;
-  absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
-  if (!driver.ok()) {
-    std::fprintf(stderr, "cannot load %s: %s\n", path.c_str(),
-                 std::string(driver.status().message()).c_str());
-    std::exit(1);
-  }
   Loaded entry;
-  entry.driver = *std::move(driver);
+  entry.driver = LoadShippedDriver(name);
   entry.stream = entry.driver->StreamCreate(0, 0).value();
   entry.event = entry.driver->EventCreate(0, 0).value();
   return loaded->emplace(name, std::move(entry)).first->second;
