@@ -104,24 +104,34 @@ class InFlightWork {
  public:
   void Add(c10::DeviceIndex device) { counts_[device].fetch_add(1); }
 
+  // On every completed piece of work, so the mutex is taken only when
+  // someone waits (the out-of-memory path); on a synchronous driver every
+  // op would otherwise lock it.
   void Done(c10::DeviceIndex device) {
-    if (counts_[device].fetch_sub(1) == 1) {
+    if (counts_[device].fetch_sub(1) == 1 && waiters_.load() > 0) {
       // Releasing the mutex makes waiters re-check their condition; taking
-      // it after the decrement means none misses the change.
+      // it after the decrement means none misses the change. A waiter that
+      // registers after the load above finds the count at 0 already (both
+      // are sequentially consistent).
       absl::MutexLock lock(&mutex_);
     }
   }
 
   void AwaitNone(c10::DeviceIndex device) {
     std::atomic<int64_t>& count = counts_[device];
-    absl::MutexLock lock(
-        &mutex_, absl::Condition(
-                     +[](std::atomic<int64_t>* c) { return c->load() == 0; },
-                     &count));
+    waiters_.fetch_add(1);
+    {
+      absl::MutexLock lock(
+          &mutex_, absl::Condition(
+                       +[](std::atomic<int64_t>* c) { return c->load() == 0; },
+                       &count));
+    }
+    waiters_.fetch_sub(1);
   }
 
  private:
   absl::Mutex mutex_;
+  std::atomic<int> waiters_{0};
   std::array<std::atomic<int64_t>, kMaxDeviceCount> counts_{};
 };
 

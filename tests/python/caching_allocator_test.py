@@ -291,3 +291,27 @@ def test_pinned_memory_is_cached():
     stats = torch.openreg.host_memory_stats()
     assert stats["num_host_free"] == 1
     assert stats["allocated_bytes.current"] == 0
+
+
+@pytest.mark.skipif(torch.openreg.driver_info().name != "threaded_sim",
+                    reason="only an asynchronous driver has work queued when an allocation is made")
+def test_allocation_waits_for_queued_work_that_holds_memory():
+    # Queued work owns the memory it uses; adversarial delays keep it queued
+    # when the next allocation needs that memory, which then succeeds only by
+    # waiting for it (counted in num_sync_all_streams) instead of failing.
+    result = run_python(
+        """
+        import torch
+        x = torch.ones(30 * 2**20, dtype=torch.uint8, device="openreg")
+        y = x * 2
+        del x, y  # both storages stay with the queued work
+        z = torch.zeros(50 * 2**20, dtype=torch.uint8, device="openreg")
+        print("sum:", int(z[:10].sum().item()))
+        print("waits:", torch.openreg.memory_stats()["num_sync_all_streams"])
+        """,
+        env={"OPENREG_DEVICE_MEMORY": "64MiB",
+             "OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=5,adversarial_max_delay_us=500000"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "sum: 0" in result.stdout
+    assert "waits: 1" in result.stdout
