@@ -56,10 +56,11 @@ bool PinnedMemoryPool::RecordEvent(void* ptr, int32_t device,
     it->second.events.push_back(*event);
     return true;
   }
-  // No event to wait for: wait for the stream itself, so the block is never
-  // reused under the copy.
+  // No event to wait for, so no telling when the stream is done with the
+  // block: it is never reused. (Synchronizing the stream instead would
+  // swallow a failure that belongs to the user's next synchronization.)
   if (event.ok()) driver_.EventDestroy(*event).IgnoreError();
-  driver_.StreamSynchronize(stream).IgnoreError();
+  it->second.retired = true;
   return true;
 }
 
@@ -81,6 +82,7 @@ bool PinnedMemoryPool::Free(void* ptr) {
 }
 
 void PinnedMemoryPool::MakeAvailable(void* ptr, PinnedBlock& block) {
+  if (block.retired) return;
   free_lists_[BucketOf(block.size)].push_back(ptr);
 }
 

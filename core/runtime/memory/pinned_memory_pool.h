@@ -70,6 +70,8 @@ class PinnedMemoryPool {
     absl::InlinedVector<openreg_event, 1> events;
     // Events of the block, once freed, that have not fired yet.
     int32_t pending = 0;
+    // A stream's use could not be tracked with an event: never reused.
+    bool retired = false;
   };
 
   static int BucketOf(size_t size);

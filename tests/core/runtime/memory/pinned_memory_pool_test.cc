@@ -85,6 +85,19 @@ TEST_P(PinnedMemoryPoolTest, RecordedEventDelaysReuse) {
   ASSERT_TRUE(driver_->StreamDestroy(*stream).ok());
 }
 
+TEST_P(PinnedMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
+  // No event can be recorded on a destroyed stream: the block must never be
+  // handed out again.
+  absl::StatusOr<openreg_stream> gone = driver_->StreamCreate(0, 0);
+  ASSERT_TRUE(gone.ok());
+  ASSERT_TRUE(driver_->StreamDestroy(*gone).ok());
+  void* staging = Allocate(4096);
+  ASSERT_TRUE(pool_->RecordEvent(staging, 0, *gone));
+  ASSERT_TRUE(pool_->Free(staging));
+  EXPECT_NE(Allocate(4096), staging);
+  EXPECT_EQ(pool_->stats().active_requests.current, 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Drivers, PinnedMemoryPoolTest,
                          ::openreg::testing::ShippedDriverPaths(),
                          ::openreg::testing::DriverName);
