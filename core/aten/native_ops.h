@@ -52,6 +52,23 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst,
 at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst);
 at::Scalar LocalScalarDense(const at::Tensor& self);
 
+// --- Fused recurrent cells (recurrent_ops.cc) ----------------------------------
+std::tuple<at::Tensor, at::Tensor, at::Tensor> FusedLstmCell(
+    const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+    const at::Tensor& cx, const std::optional<at::Tensor>& input_bias,
+    const std::optional<at::Tensor>& hidden_bias);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> FusedLstmCellBackward(
+    const std::optional<at::Tensor>& grad_hy,
+    const std::optional<at::Tensor>& grad_cy, const at::Tensor& cx,
+    const at::Tensor& cy, const at::Tensor& workspace, bool has_bias);
+std::tuple<at::Tensor, at::Tensor> FusedGruCell(
+    const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+    const at::Tensor& hx, const std::optional<at::Tensor>& input_bias,
+    const std::optional<at::Tensor>& hidden_bias);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+FusedGruCellBackward(const at::Tensor& grad_hy, const at::Tensor& workspace,
+                     bool has_bias);
+
 // --- Tensor identity (shallow_copy_ops.cc) ------------------------------------
 bool HasCompatibleShallowCopyType(const at::Tensor& self,
                                   const at::Tensor& from);

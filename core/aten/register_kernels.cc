@@ -32,6 +32,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("record_stream", TORCH_FN(RecordStream));
   m.impl("_has_compatible_shallow_copy_type",
          TORCH_FN(HasCompatibleShallowCopyType));
+  m.impl("_thnn_fused_lstm_cell", TORCH_FN(FusedLstmCell));
+  m.impl("_thnn_fused_lstm_cell_backward_impl",
+         TORCH_FN(FusedLstmCellBackward));
+  m.impl("_thnn_fused_gru_cell", TORCH_FN(FusedGruCell));
+  m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(FusedGruCellBackward));
   m.impl("convolution_overrideable",
          torch::CppFunction::makeFromBoxedFunction<&ConvolutionOverrideable>());
   m.impl("convolution_backward_overrideable",
