@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "bindings/distributed.h"
 #include "core/runtime/autograd_thread_workers.h"
 #include "core/runtime/backend_meta.h"
 #include "core/runtime/generator.h"
@@ -149,6 +150,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_get_backend_flags", [](const at::Tensor& tensor) {
     return ValueOrThrow(GetBackendFlags(tensor));
   });
+  // Called by torch_openreg.distributed once torch.distributed is imported.
+  m.def("_register_distributed", [m]() mutable { RegisterDistributedBindings(m); });
   m.def("_default_generator", [](int64_t device) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(
         DefaultGenerator(static_cast<c10::DeviceIndex>(device))));

@@ -36,6 +36,10 @@ def _register_backend() -> None:
 
 _register_backend()
 
+from torch_openreg import distributed as _distributed  # noqa: E402
+
+_distributed.register()
+
 
 def _autoload() -> None:
     """The `torch.backends` entry point. Importing the package did the work."""

@@ -1,0 +1,582 @@
+#include "core/distributed/process_group_openreg.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <numeric>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/distributed/collective_work.h"
+#include "core/distributed/tensor_checks.h"
+#include "core/runtime/guard_impl.h"
+#include "core/runtime/stream_work.h"
+#include "core/runtime/torch_status.h"
+#include "core/runtime/torch_stream.h"
+
+namespace openreg {
+namespace {
+
+using c10d::OpType;
+using WorkPtr = c10::intrusive_ptr<c10d::Work>;
+
+std::vector<at::Tensor> Views(CpuAliases& aliases,
+                              const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> views;
+  views.reserve(tensors.size());
+  for (const at::Tensor& tensor : tensors) views.push_back(aliases.Alias(tensor));
+  return views;
+}
+
+std::vector<std::vector<at::Tensor>> Views(
+    CpuAliases& aliases, const std::vector<std::vector<at::Tensor>>& lists) {
+  std::vector<std::vector<at::Tensor>> views;
+  views.reserve(lists.size());
+  for (const auto& list : lists) views.push_back(Views(aliases, list));
+  return views;
+}
+
+std::vector<at::Tensor> Flatten(const std::vector<std::vector<at::Tensor>>& lists) {
+  std::vector<at::Tensor> flat;
+  for (const auto& list : lists) flat.insert(flat.end(), list.begin(), list.end());
+  return flat;
+}
+
+std::vector<at::Tensor> Concat(std::vector<at::Tensor> a,
+                               const std::vector<at::Tensor>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+ProcessGroupOpenReg::ProcessGroupOpenReg(c10::intrusive_ptr<c10d::Backend> gloo,
+                                         int rank, int size,
+                                         std::chrono::milliseconds timeout,
+                                         std::vector<int64_t> global_ranks)
+    : c10d::Backend(rank, size),
+      gloo_(std::move(gloo)),
+      global_ranks_(std::move(global_ranks)),
+      timeout_ms_(timeout.count()) {
+  TORCH_CHECK(gloo_, "ProcessGroupOpenReg needs a Gloo backend");
+  TORCH_CHECK(gloo_->getRank() == rank && gloo_->getSize() == size,
+              "ProcessGroupOpenReg: the Gloo backend is rank ",
+              gloo_->getRank(), " of ", gloo_->getSize(), ", expected rank ",
+              rank, " of ", size);
+  init();
+}
+
+std::chrono::milliseconds ProcessGroupOpenReg::TimeoutOf(
+    std::chrono::milliseconds requested) const {
+  if (requested != c10d::kUnsetTimeout) return requested;
+  return std::chrono::milliseconds(timeout_ms_.load());
+}
+
+void ProcessGroupOpenReg::setTimeout(std::chrono::milliseconds timeout) {
+  timeout_ms_.store(timeout.count());
+  gloo_->setTimeout(timeout);
+}
+
+void ProcessGroupOpenReg::setSequenceNumberForGroup() {
+  gloo_->setSequenceNumberForGroup();
+}
+
+uint64_t ProcessGroupOpenReg::getSequenceNumberForGroup() {
+  return gloo_->getSequenceNumberForGroup();
+}
+
+c10::DeviceIndex ProcessGroupOpenReg::CheckedDevice(
+    const char* name, const std::vector<at::Tensor>& tensors) {
+  absl::MutexLock lock(&mutex_);
+  std::optional<c10::DeviceIndex> bound = device_;
+  if (!bound.has_value() && bound_device_id_.has_value()) {
+    bound = bound_device_id_->index();
+  }
+  const c10::DeviceIndex device =
+      ValueOrThrow(CheckDeviceTensors(name, tensors, bound));
+  device_ = device;
+  return device;
+}
+
+std::string ProcessGroupOpenReg::FailureMessage(
+    const char* name, std::chrono::milliseconds timeout,
+    const std::string& gloo_message) const {
+  std::vector<int64_t> ranks = global_ranks_;
+  if (ranks.empty()) {
+    ranks.resize(size_);
+    std::iota(ranks.begin(), ranks.end(), 0);
+  }
+  return absl::StrCat(
+      name, " did not complete on rank ", rank_, " of the group of ranks [",
+      absl::StrJoin(ranks, ", "), "] within its timeout of ", timeout.count(),
+      " ms. Gloo reported: ", gloo_message,
+      "\nEvery rank of the group must call the same collectives in the same "
+      "order; a rank that exited, crashed, hung or called a different "
+      "collective (or one with other sizes or dtypes) causes this. The "
+      "device stays usable; this process group should be destroyed.");
+}
+
+c10d::ReduceOp ProcessGroupOpenReg::GlooReduceOp(
+    const char* name, const c10d::ReduceOp& op,
+    const std::vector<at::Tensor>& reduced, AfterGloo* after) const {
+  switch (op.op_) {
+    case c10d::ReduceOp::AVG: {
+      for (const at::Tensor& tensor : reduced) {
+        TORCH_CHECK_VALUE(
+            at::isFloatingType(tensor.scalar_type()) ||
+                at::isComplexType(tensor.scalar_type()),
+            name, " with ReduceOp.AVG: expected floating-point or complex "
+            "tensors, found ", tensor.scalar_type(),
+            ". Use ReduceOp.SUM and divide, or convert the tensor.");
+      }
+      *after = [reduced, size = size_](CpuAliases& aliases) {
+        for (const at::Tensor& tensor : reduced) aliases.Alias(tensor).div_(size);
+      };
+      return c10d::ReduceOp::SUM;
+    }
+    case c10d::ReduceOp::PREMUL_SUM: {
+      const auto* supplement =
+          dynamic_cast<const c10d::PreMulSumSupplement*>(op.supplement_.get());
+      TORCH_CHECK_VALUE(supplement != nullptr, name,
+                        " with ReduceOp.PREMUL_SUM: expected a factor, found "
+                        "none. Build the op with "
+                        "torch.distributed._make_nccl_premul_sum(factor).");
+      at::Tensor factor = supplement->tensor_factor;
+      const double scalar_factor = supplement->double_factor;
+      *after = [reduced, factor, scalar_factor](CpuAliases& aliases) {
+        for (const at::Tensor& tensor : reduced) {
+          at::Tensor view = aliases.Alias(tensor);
+          if (!factor.defined()) {
+            view.mul_(scalar_factor);
+          } else if (factor.device().type() == c10::DeviceType::PrivateUse1) {
+            view.mul_(aliases.Alias(factor));
+          } else {
+            view.mul_(factor);
+          }
+        }
+      };
+      return c10d::ReduceOp::SUM;
+    }
+    case c10d::ReduceOp::BAND:
+    case c10d::ReduceOp::BOR:
+    case c10d::ReduceOp::BXOR:
+      for (const at::Tensor& tensor : reduced) {
+        TORCH_CHECK_VALUE(
+            at::isIntegralType(tensor.scalar_type(), /*includeBool=*/true),
+            name, " with a bitwise ReduceOp: expected integer or bool "
+            "tensors, found ", tensor.scalar_type(), ".");
+      }
+      return op;
+    default:
+      return op;
+  }
+}
+
+WorkPtr ProcessGroupOpenReg::Launch(Collective collective) {
+  const c10::DeviceIndex device =
+      CheckedDevice(collective.name, collective.tensors);
+  const c10::Stream stream = CurrentStream(device);
+  auto outcome = std::make_shared<CollectiveOutcome>();
+  const std::chrono::milliseconds timeout = collective.timeout;
+  const bool receives_from_any = collective.type == OpType::RECVANYSOURCE;
+  // Held by the work until it has run, on whatever thread: everything the
+  // lambda captures is released on a user thread (Note [Asynchronous
+  // execution]).
+  EnqueueWork(
+      device, DriverStream(stream), collective.name,
+      [this_group = c10::intrusive_ptr<ProcessGroupOpenReg>::reclaim_copy(this),
+       ticket = order_->Take(), call = std::move(collective.call),
+       after = std::move(collective.after), outcome, timeout,
+       name = collective.name, receives_from_any]() mutable {
+        CpuAliases aliases;
+        ticket.AwaitTurn();
+        try {
+          WorkPtr gloo_work;
+          try {
+            gloo_work = call(*this_group->gloo_, aliases);
+          } catch (...) {
+            ticket.Release();
+            throw;
+          }
+          ticket.Release();
+          gloo_work->wait(timeout);
+          if (receives_from_any) outcome->SetSourceRank(gloo_work->sourceRank());
+        } catch (const c10::Error& error) {
+          const std::string message = this_group->FailureMessage(
+              name, timeout, error.what_without_backtrace());
+          outcome->Fail(message);
+          TORCH_CHECK(false, message);
+        } catch (const std::exception& error) {
+          const std::string message =
+              this_group->FailureMessage(name, timeout, error.what());
+          outcome->Fail(message);
+          TORCH_CHECK(false, message);
+        }
+        if (after) after(aliases);
+      });
+  return c10::make_intrusive<CollectiveWork>(
+      rank_, collective.type, stream, std::move(collective.outputs),
+      std::move(outcome), collective.blocks_host);
+}
+
+WorkPtr ProcessGroupOpenReg::broadcast(std::vector<at::Tensor>& tensors,
+                                       const c10d::BroadcastOptions& opts) {
+  return Launch({"broadcast", OpType::BROADCAST, tensors, tensors,
+                 TimeoutOf(opts.timeout),
+                 [tensors, opts](c10d::Backend& gloo, CpuAliases& aliases) {
+                   std::vector<at::Tensor> views = Views(aliases, tensors);
+                   return gloo.broadcast(views, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::allreduce(std::vector<at::Tensor>& tensors,
+                                       const c10d::AllreduceOptions& opts) {
+  Collective collective{"all_reduce", OpType::ALLREDUCE, tensors, tensors,
+                        TimeoutOf(opts.timeout), nullptr};
+  c10d::AllreduceOptions gloo_opts = opts;
+  gloo_opts.reduceOp =
+      GlooReduceOp("all_reduce", opts.reduceOp, tensors, &collective.after);
+  collective.call = [tensors, gloo_opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+    std::vector<at::Tensor> views = Views(aliases, tensors);
+    return gloo.allreduce(views, gloo_opts);
+  };
+  return Launch(std::move(collective));
+}
+
+WorkPtr ProcessGroupOpenReg::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors,
+    const c10d::AllreduceCoalescedOptions& opts) {
+  Collective collective{"all_reduce_coalesced", OpType::ALLREDUCE_COALESCED,
+                        tensors, tensors, TimeoutOf(opts.timeout), nullptr};
+  c10d::AllreduceCoalescedOptions gloo_opts = opts;
+  gloo_opts.reduceOp = GlooReduceOp("all_reduce_coalesced", opts.reduceOp,
+                                    tensors, &collective.after);
+  collective.call = [tensors, gloo_opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+    std::vector<at::Tensor> views = Views(aliases, tensors);
+    return gloo.allreduce_coalesced(views, gloo_opts);
+  };
+  return Launch(std::move(collective));
+}
+
+WorkPtr ProcessGroupOpenReg::reduce(std::vector<at::Tensor>& tensors,
+                                    const c10d::ReduceOptions& opts) {
+  Collective collective{"reduce", OpType::REDUCE, tensors, tensors,
+                        TimeoutOf(opts.timeout), nullptr};
+  c10d::ReduceOptions gloo_opts = opts;
+  // Only the root holds the reduction, so only it finishes AVG/PREMUL_SUM.
+  const std::vector<at::Tensor> reduced =
+      opts.rootRank == rank_ ? tensors : std::vector<at::Tensor>{};
+  gloo_opts.reduceOp =
+      GlooReduceOp("reduce", opts.reduceOp, reduced, &collective.after);
+  collective.call = [tensors, gloo_opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+    std::vector<at::Tensor> views = Views(aliases, tensors);
+    return gloo.reduce(views, gloo_opts);
+  };
+  return Launch(std::move(collective));
+}
+
+WorkPtr ProcessGroupOpenReg::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs,
+    std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
+  TORCH_CHECK_VALUE(inputs.size() == 1 && outputs.size() == 1,
+                    "all_gather: expected one input tensor and one output "
+                    "list, found ", inputs.size(), " and ", outputs.size());
+  ThrowIfError(CheckListLength("all_gather", "output tensors", outputs[0], size_));
+  for (const at::Tensor& output : outputs[0]) {
+    ThrowIfError(CheckSameDtypeAndNumel("all_gather", "each output tensor",
+                                        inputs[0], output));
+  }
+  return Launch({"all_gather", OpType::ALLGATHER,
+                 Concat(inputs, outputs[0]), outputs[0], TimeoutOf(opts.timeout),
+                 [outputs, inputs, opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+                   auto output_views = Views(aliases, outputs);
+                   auto input_views = Views(aliases, inputs);
+                   return gloo.allgather(output_views, input_views, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::_allgather_base(at::Tensor& output,
+                                             at::Tensor& input,
+                                             const c10d::AllgatherOptions& opts) {
+  ThrowIfError(
+      CheckConcatenation("all_gather_into_tensor", input, output, size_));
+  return Launch({"all_gather_into_tensor", OpType::_ALLGATHER_BASE,
+                 {input, output}, {output}, TimeoutOf(opts.timeout),
+                 [output, input, opts](c10d::Backend& gloo,
+                                       CpuAliases& aliases) {
+                   at::Tensor output_view = aliases.Alias(output);
+                   at::Tensor input_view = aliases.Alias(input);
+                   return gloo._allgather_base(output_view, input_view, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& output_lists,
+    std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
+  ThrowIfError(CheckListLength("all_gather_coalesced", "output lists",
+                               inputs, static_cast<int64_t>(output_lists.size())));
+  for (const auto& list : output_lists) {
+    ThrowIfError(CheckListLength("all_gather_coalesced", "tensors per output list",
+                                 inputs, static_cast<int64_t>(list.size())));
+  }
+  return Launch({"all_gather_coalesced", OpType::ALLGATHER_COALESCED,
+                 Concat(inputs, Flatten(output_lists)), Flatten(output_lists),
+                 TimeoutOf(opts.timeout),
+                 [output_lists, inputs, opts](c10d::Backend& gloo,
+                                              CpuAliases& aliases) {
+                   auto output_views = Views(aliases, output_lists);
+                   auto input_views = Views(aliases, inputs);
+                   return gloo.allgather_coalesced(output_views, input_views,
+                                                   opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& opts) {
+  ThrowIfError(CheckListLength("all_gather_into_tensor_coalesced",
+                               "output tensors", outputs,
+                               static_cast<int64_t>(inputs.size())));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ThrowIfError(CheckConcatenation("all_gather_into_tensor_coalesced",
+                                    inputs[i], outputs[i], size_));
+  }
+  return Launch({"all_gather_into_tensor_coalesced", OpType::COALESCED,
+                 Concat(inputs, outputs), outputs, TimeoutOf(opts.timeout),
+                 [outputs, inputs, opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+                   auto output_views = Views(aliases, outputs);
+                   auto input_views = Views(aliases, inputs);
+                   return gloo.allgather_into_tensor_coalesced(
+                       output_views, input_views, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::gather(
+    std::vector<std::vector<at::Tensor>>& outputs,
+    std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
+  TORCH_CHECK_VALUE(inputs.size() == 1, "gather: expected one input tensor, found ",
+                    inputs.size());
+  if (opts.rootRank == rank_) {
+    TORCH_CHECK_VALUE(outputs.size() == 1, "gather: expected one gather list "
+                      "on the root, found ", outputs.size());
+    ThrowIfError(CheckListLength("gather", "tensors in the gather list",
+                                 outputs[0], size_));
+    for (const at::Tensor& output : outputs[0]) {
+      ThrowIfError(CheckSameDtypeAndNumel("gather", "each gathered tensor",
+                                          inputs[0], output));
+    }
+  }
+  const std::vector<at::Tensor> gathered = Flatten(outputs);
+  return Launch({"gather", OpType::GATHER, Concat(inputs, gathered), gathered,
+                 TimeoutOf(opts.timeout),
+                 [outputs, inputs, opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+                   auto output_views = Views(aliases, outputs);
+                   auto input_views = Views(aliases, inputs);
+                   return gloo.gather(output_views, input_views, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::scatter(
+    std::vector<at::Tensor>& outputs,
+    std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ScatterOptions& opts) {
+  TORCH_CHECK_VALUE(outputs.size() == 1,
+                    "scatter: expected one output tensor, found ", outputs.size());
+  if (opts.rootRank == rank_) {
+    TORCH_CHECK_VALUE(inputs.size() == 1, "scatter: expected one scatter list "
+                      "on the root, found ", inputs.size());
+    ThrowIfError(CheckListLength("scatter", "tensors in the scatter list",
+                                 inputs[0], size_));
+    for (const at::Tensor& input : inputs[0]) {
+      ThrowIfError(CheckSameDtypeAndNumel("scatter", "each scattered tensor",
+                                          outputs[0], input));
+    }
+  }
+  return Launch({"scatter", OpType::SCATTER, Concat(outputs, Flatten(inputs)),
+                 outputs, TimeoutOf(opts.timeout),
+                 [outputs, inputs, opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+                   auto output_views = Views(aliases, outputs);
+                   auto input_views = Views(aliases, inputs);
+                   return gloo.scatter(output_views, input_views, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::reduce_scatter(
+    std::vector<at::Tensor>& outputs,
+    std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK_VALUE(outputs.size() == 1 && inputs.size() == 1,
+                    "reduce_scatter: expected one output tensor and one input "
+                    "list, found ", outputs.size(), " and ", inputs.size());
+  ThrowIfError(CheckListLength("reduce_scatter", "input tensors", inputs[0], size_));
+  for (const at::Tensor& input : inputs[0]) {
+    ThrowIfError(CheckSameDtypeAndNumel("reduce_scatter", "each input tensor",
+                                        outputs[0], input));
+  }
+  Collective collective{"reduce_scatter", OpType::REDUCE_SCATTER,
+                        Concat(outputs, inputs[0]), outputs,
+                        TimeoutOf(opts.timeout), nullptr};
+  c10d::ReduceScatterOptions gloo_opts = opts;
+  gloo_opts.reduceOp =
+      GlooReduceOp("reduce_scatter", opts.reduceOp, outputs, &collective.after);
+  collective.call = [outputs, inputs, gloo_opts](c10d::Backend& gloo,
+                                                 CpuAliases& aliases) {
+    auto output_views = Views(aliases, outputs);
+    auto input_views = Views(aliases, inputs);
+    return gloo.reduce_scatter(output_views, input_views, gloo_opts);
+  };
+  return Launch(std::move(collective));
+}
+
+WorkPtr ProcessGroupOpenReg::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input,
+    const c10d::ReduceScatterOptions& opts) {
+  ThrowIfError(
+      CheckConcatenation("reduce_scatter_tensor", output, input, size_));
+  Collective collective{"reduce_scatter_tensor", OpType::_REDUCE_SCATTER_BASE,
+                        {output, input}, {output}, TimeoutOf(opts.timeout),
+                        nullptr};
+  c10d::ReduceScatterOptions gloo_opts = opts;
+  gloo_opts.reduceOp = GlooReduceOp("reduce_scatter_tensor", opts.reduceOp,
+                                    {output}, &collective.after);
+  collective.call = [output, input, gloo_opts](c10d::Backend& gloo,
+                                               CpuAliases& aliases) {
+    at::Tensor output_view = aliases.Alias(output);
+    at::Tensor input_view = aliases.Alias(input);
+    return gloo._reduce_scatter_base(output_view, input_view, gloo_opts);
+  };
+  return Launch(std::move(collective));
+}
+
+WorkPtr ProcessGroupOpenReg::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  ThrowIfError(CheckListLength("reduce_scatter_tensor_coalesced",
+                               "output tensors", outputs,
+                               static_cast<int64_t>(inputs.size())));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ThrowIfError(CheckConcatenation("reduce_scatter_tensor_coalesced",
+                                    outputs[i], inputs[i], size_));
+  }
+  Collective collective{"reduce_scatter_tensor_coalesced", OpType::COALESCED,
+                        Concat(outputs, inputs), outputs,
+                        TimeoutOf(opts.timeout), nullptr};
+  c10d::ReduceScatterOptions gloo_opts = opts;
+  gloo_opts.reduceOp = GlooReduceOp("reduce_scatter_tensor_coalesced",
+                                    opts.reduceOp, outputs, &collective.after);
+  collective.call = [outputs, inputs, gloo_opts](c10d::Backend& gloo,
+                                                 CpuAliases& aliases) {
+    auto output_views = Views(aliases, outputs);
+    auto input_views = Views(aliases, inputs);
+    return gloo.reduce_scatter_tensor_coalesced(output_views, input_views,
+                                                gloo_opts);
+  };
+  return Launch(std::move(collective));
+}
+
+WorkPtr ProcessGroupOpenReg::alltoall_base(at::Tensor& output,
+                                           at::Tensor& input,
+                                           std::vector<int64_t>& output_splits,
+                                           std::vector<int64_t>& input_splits,
+                                           const c10d::AllToAllOptions& opts) {
+  ThrowIfError(CheckSplits("all_to_all_single", "output", output, output_splits, size_));
+  ThrowIfError(CheckSplits("all_to_all_single", "input", input, input_splits, size_));
+  TORCH_CHECK_VALUE(output.scalar_type() == input.scalar_type(),
+                    "all_to_all_single: expected the output to have the "
+                    "input's dtype ", input.scalar_type(), ", found ",
+                    output.scalar_type());
+  return Launch({"all_to_all_single", OpType::ALLTOALL_BASE, {output, input},
+                 {output}, TimeoutOf(opts.timeout),
+                 [output, input, output_splits, input_splits, opts](
+                     c10d::Backend& gloo, CpuAliases& aliases) mutable {
+                   at::Tensor output_view = aliases.Alias(output);
+                   at::Tensor input_view = aliases.Alias(input);
+                   return gloo.alltoall_base(output_view, input_view,
+                                             output_splits, input_splits, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::alltoall(std::vector<at::Tensor>& outputs,
+                                      std::vector<at::Tensor>& inputs,
+                                      const c10d::AllToAllOptions& opts) {
+  ThrowIfError(CheckListLength("all_to_all", "output tensors", outputs, size_));
+  ThrowIfError(CheckListLength("all_to_all", "input tensors", inputs, size_));
+  return Launch({"all_to_all", OpType::ALLTOALL, Concat(outputs, inputs),
+                 outputs, TimeoutOf(opts.timeout),
+                 [outputs, inputs, opts](c10d::Backend& gloo,
+                                         CpuAliases& aliases) {
+                   auto output_views = Views(aliases, outputs);
+                   auto input_views = Views(aliases, inputs);
+                   return gloo.alltoall(output_views, input_views, opts);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::send(std::vector<at::Tensor>& tensors,
+                                  int dst_rank, int tag) {
+  return Launch({"send", OpType::SEND, tensors, {}, TimeoutOf(c10d::kUnsetTimeout),
+                 [tensors, dst_rank, tag](c10d::Backend& gloo,
+                                          CpuAliases& aliases) {
+                   std::vector<at::Tensor> views = Views(aliases, tensors);
+                   return gloo.send(views, dst_rank, tag);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::recv(std::vector<at::Tensor>& tensors,
+                                  int src_rank, int tag) {
+  return Launch({"recv", OpType::RECV, tensors, tensors,
+                 TimeoutOf(c10d::kUnsetTimeout),
+                 [tensors, src_rank, tag](c10d::Backend& gloo,
+                                          CpuAliases& aliases) {
+                   std::vector<at::Tensor> views = Views(aliases, tensors);
+                   return gloo.recv(views, src_rank, tag);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::recvAnysource(std::vector<at::Tensor>& tensors,
+                                           int tag) {
+  return Launch({"recv (from any source)", OpType::RECVANYSOURCE, tensors,
+                 tensors, TimeoutOf(c10d::kUnsetTimeout),
+                 [tensors, tag](c10d::Backend& gloo, CpuAliases& aliases) {
+                   std::vector<at::Tensor> views = Views(aliases, tensors);
+                   return gloo.recvAnysource(views, tag);
+                 }});
+}
+
+WorkPtr ProcessGroupOpenReg::barrier(const c10d::BarrierOptions& opts) {
+  // No tensor says where to run: the group's device, else the device_ids
+  // asked for, else the current device.
+  c10::DeviceIndex device;
+  {
+    absl::MutexLock lock(&mutex_);
+    if (device_.has_value()) {
+      device = *device_;
+    } else if (bound_device_id_.has_value()) {
+      device = bound_device_id_->index();
+    } else if (!opts.device_ids.empty()) {
+      device = static_cast<c10::DeviceIndex>(opts.device_ids.front());
+    } else {
+      device = GetGuardImpl().getDevice().index();
+    }
+  }
+  // A one-element tensor on that device carries the device through the
+  // checks; barrier itself sends nothing.
+  at::Tensor marker = at::empty(
+      {1}, at::TensorOptions().device(c10::DeviceType::PrivateUse1, device));
+  Collective collective{"barrier", OpType::BARRIER, {marker}, {},
+                        TimeoutOf(opts.timeout),
+                        [opts](c10d::Backend& gloo, CpuAliases&) {
+                          return gloo.barrier(opts);
+                        }};
+  collective.blocks_host = true;
+  return Launch(std::move(collective));
+}
+
+}  // namespace openreg
