@@ -3,6 +3,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <numeric>
 #include <utility>
 
@@ -100,7 +101,7 @@ c10::DeviceIndex ProcessGroupOpenReg::CheckedDevice(
 }
 
 std::string ProcessGroupOpenReg::FailureMessage(
-    const char* name, std::chrono::milliseconds timeout,
+    const std::string& name, std::chrono::milliseconds timeout,
     const std::string& gloo_message) const {
   std::vector<int64_t> ranks = global_ranks_;
   if (ranks.empty()) {
@@ -176,32 +177,88 @@ c10d::ReduceOp ProcessGroupOpenReg::GlooReduceOp(
 WorkPtr ProcessGroupOpenReg::Launch(Collective collective) {
   const c10::DeviceIndex device =
       CheckedDevice(collective.name, collective.tensors);
+  {
+    absl::MutexLock lock(&mutex_);
+    if (coalescing_.has_value()) {
+      coalescing_->push_back(std::move(collective));
+      return nullptr;
+    }
+  }
+  const c10d::OpType type = collective.type;
+  std::string name = collective.name;
+  std::vector<Collective> batch;
+  batch.push_back(std::move(collective));
+  return EnqueueBatch(std::move(name), type, device, std::move(batch));
+}
+
+void ProcessGroupOpenReg::startCoalescing() {
+  absl::MutexLock lock(&mutex_);
+  TORCH_CHECK(!coalescing_.has_value(),
+              "startCoalescing on the openreg backend: already coalescing; "
+              "call endCoalescing first");
+  coalescing_.emplace();
+}
+
+WorkPtr ProcessGroupOpenReg::endCoalescing() {
+  std::vector<Collective> batch;
+  std::optional<c10::DeviceIndex> device;
+  {
+    absl::MutexLock lock(&mutex_);
+    TORCH_CHECK(coalescing_.has_value(),
+                "endCoalescing on the openreg backend without startCoalescing");
+    batch = *std::move(coalescing_);
+    coalescing_.reset();
+    device = device_;
+  }
+  if (batch.empty()) return nullptr;
+  std::vector<std::string> names;
+  for (const Collective& collective : batch) names.push_back(collective.name);
+  return EnqueueBatch(absl::StrCat("coalesced [", absl::StrJoin(names, ", "), "]"),
+                      OpType::COALESCED, *device, std::move(batch));
+}
+
+WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
+                                          c10::DeviceIndex device,
+                                          std::vector<Collective> batch) {
   const c10::Stream stream = CurrentStream(device);
   auto outcome = std::make_shared<CollectiveOutcome>();
-  const std::chrono::milliseconds timeout = collective.timeout;
-  const bool receives_from_any = collective.type == OpType::RECVANYSOURCE;
-  // Held by the work until it has run, on whatever thread: everything the
-  // lambda captures is released on a user thread (Note [Asynchronous
-  // execution]).
+  std::vector<at::Tensor> outputs;
+  bool blocks_host = false;
+  std::chrono::milliseconds timeout{0};
+  for (const Collective& collective : batch) {
+    outputs.insert(outputs.end(), collective.outputs.begin(),
+                   collective.outputs.end());
+    blocks_host = blocks_host || collective.blocks_host;
+    timeout = std::max(timeout, collective.timeout);
+  }
+  // Everything the lambda captures is released on a user thread once it has
+  // run (Note [Asynchronous execution]).
   EnqueueWork(
-      device, DriverStream(stream), collective.name,
+      device, DriverStream(stream), name,
       [this_group = c10::intrusive_ptr<ProcessGroupOpenReg>::reclaim_copy(this),
-       ticket = order_->Take(), call = std::move(collective.call),
-       after = std::move(collective.after), outcome, timeout,
-       name = collective.name, receives_from_any]() mutable {
+       ticket = order_->Take(), batch = std::move(batch), outcome, timeout,
+       name]() mutable {
         CpuAliases aliases;
         ticket.AwaitTurn();
         try {
-          WorkPtr gloo_work;
+          // Every call starts before any is waited for: a batch's sends and
+          // receives may depend on each other across ranks.
+          std::vector<WorkPtr> gloo_works;
           try {
-            gloo_work = call(*this_group->gloo_, aliases);
+            for (Collective& collective : batch) {
+              gloo_works.push_back(collective.call(*this_group->gloo_, aliases));
+            }
           } catch (...) {
             ticket.Release();
             throw;
           }
           ticket.Release();
-          gloo_work->wait(timeout);
-          if (receives_from_any) outcome->SetSourceRank(gloo_work->sourceRank());
+          for (size_t i = 0; i < batch.size(); ++i) {
+            gloo_works[i]->wait(timeout);
+            if (batch[i].type == OpType::RECVANYSOURCE) {
+              outcome->SetSourceRank(gloo_works[i]->sourceRank());
+            }
+          }
         } catch (const c10::Error& error) {
           const std::string message = this_group->FailureMessage(
               name, timeout, error.what_without_backtrace());
@@ -213,11 +270,13 @@ WorkPtr ProcessGroupOpenReg::Launch(Collective collective) {
           outcome->Fail(message);
           TORCH_CHECK(false, message);
         }
-        if (after) after(aliases);
+        for (Collective& collective : batch) {
+          if (collective.after) collective.after(aliases);
+        }
       });
-  return c10::make_intrusive<CollectiveWork>(
-      rank_, collective.type, stream, std::move(collective.outputs),
-      std::move(outcome), collective.blocks_host);
+  return c10::make_intrusive<CollectiveWork>(rank_, type, stream,
+                                             std::move(outputs),
+                                             std::move(outcome), blocks_host);
 }
 
 WorkPtr ProcessGroupOpenReg::broadcast(std::vector<at::Tensor>& tensors,
@@ -285,7 +344,7 @@ WorkPtr ProcessGroupOpenReg::allgather(
   TORCH_CHECK_VALUE(inputs.size() == 1 && outputs.size() == 1,
                     "all_gather: expected one input tensor and one output "
                     "list, found ", inputs.size(), " and ", outputs.size());
-  ThrowIfError(CheckListLength("all_gather", "output tensors", outputs[0], size_));
+  ThrowIfError(CheckListLength("all_gather", "output tensors (one per rank)", outputs[0], size_));
   for (const at::Tensor& output : outputs[0]) {
     ThrowIfError(CheckSameDtypeAndNumel("all_gather", "each output tensor",
                                         inputs[0], output));
@@ -318,11 +377,19 @@ WorkPtr ProcessGroupOpenReg::_allgather_base(at::Tensor& output,
 WorkPtr ProcessGroupOpenReg::allgather_coalesced(
     std::vector<std::vector<at::Tensor>>& output_lists,
     std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
-  ThrowIfError(CheckListLength("all_gather_coalesced", "output lists",
-                               inputs, static_cast<int64_t>(output_lists.size())));
+  // output_lists[rank] holds rank's copy of every input.
+  TORCH_CHECK_VALUE(static_cast<int>(output_lists.size()) == size_,
+                    "all_gather_coalesced: expected ", size_,
+                    " output lists (one per rank), found ", output_lists.size());
   for (const auto& list : output_lists) {
-    ThrowIfError(CheckListLength("all_gather_coalesced", "tensors per output list",
-                                 inputs, static_cast<int64_t>(list.size())));
+    ThrowIfError(CheckListLength("all_gather_coalesced",
+                                 "tensors in each output list (one per input)",
+                                 list, static_cast<int64_t>(inputs.size())));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ThrowIfError(CheckSameDtypeAndNumel("all_gather_coalesced",
+                                          "each output tensor", inputs[i],
+                                          list[i]));
+    }
   }
   return Launch({"all_gather_coalesced", OpType::ALLGATHER_COALESCED,
                  Concat(inputs, Flatten(output_lists)), Flatten(output_lists),
@@ -340,7 +407,7 @@ WorkPtr ProcessGroupOpenReg::allgather_into_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions& opts) {
   ThrowIfError(CheckListLength("all_gather_into_tensor_coalesced",
-                               "output tensors", outputs,
+                               "output tensors (one per input)", outputs,
                                static_cast<int64_t>(inputs.size())));
   for (size_t i = 0; i < inputs.size(); ++i) {
     ThrowIfError(CheckConcatenation("all_gather_into_tensor_coalesced",
@@ -365,7 +432,7 @@ WorkPtr ProcessGroupOpenReg::gather(
   if (opts.rootRank == rank_) {
     TORCH_CHECK_VALUE(outputs.size() == 1, "gather: expected one gather list "
                       "on the root, found ", outputs.size());
-    ThrowIfError(CheckListLength("gather", "tensors in the gather list",
+    ThrowIfError(CheckListLength("gather", "tensors in the gather list (one per rank)",
                                  outputs[0], size_));
     for (const at::Tensor& output : outputs[0]) {
       ThrowIfError(CheckSameDtypeAndNumel("gather", "each gathered tensor",
@@ -392,7 +459,7 @@ WorkPtr ProcessGroupOpenReg::scatter(
   if (opts.rootRank == rank_) {
     TORCH_CHECK_VALUE(inputs.size() == 1, "scatter: expected one scatter list "
                       "on the root, found ", inputs.size());
-    ThrowIfError(CheckListLength("scatter", "tensors in the scatter list",
+    ThrowIfError(CheckListLength("scatter", "tensors in the scatter list (one per rank)",
                                  inputs[0], size_));
     for (const at::Tensor& input : inputs[0]) {
       ThrowIfError(CheckSameDtypeAndNumel("scatter", "each scattered tensor",
@@ -416,7 +483,7 @@ WorkPtr ProcessGroupOpenReg::reduce_scatter(
   TORCH_CHECK_VALUE(outputs.size() == 1 && inputs.size() == 1,
                     "reduce_scatter: expected one output tensor and one input "
                     "list, found ", outputs.size(), " and ", inputs.size());
-  ThrowIfError(CheckListLength("reduce_scatter", "input tensors", inputs[0], size_));
+  ThrowIfError(CheckListLength("reduce_scatter", "input tensors (one per rank)", inputs[0], size_));
   for (const at::Tensor& input : inputs[0]) {
     ThrowIfError(CheckSameDtypeAndNumel("reduce_scatter", "each input tensor",
                                         outputs[0], input));
@@ -460,7 +527,7 @@ WorkPtr ProcessGroupOpenReg::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   ThrowIfError(CheckListLength("reduce_scatter_tensor_coalesced",
-                               "output tensors", outputs,
+                               "output tensors (one per input)", outputs,
                                static_cast<int64_t>(inputs.size())));
   for (size_t i = 0; i < inputs.size(); ++i) {
     ThrowIfError(CheckConcatenation("reduce_scatter_tensor_coalesced",
@@ -507,8 +574,8 @@ WorkPtr ProcessGroupOpenReg::alltoall_base(at::Tensor& output,
 WorkPtr ProcessGroupOpenReg::alltoall(std::vector<at::Tensor>& outputs,
                                       std::vector<at::Tensor>& inputs,
                                       const c10d::AllToAllOptions& opts) {
-  ThrowIfError(CheckListLength("all_to_all", "output tensors", outputs, size_));
-  ThrowIfError(CheckListLength("all_to_all", "input tensors", inputs, size_));
+  ThrowIfError(CheckListLength("all_to_all", "output tensors (one per rank)", outputs, size_));
+  ThrowIfError(CheckListLength("all_to_all", "input tensors (one per rank)", inputs, size_));
   return Launch({"all_to_all", OpType::ALLTOALL, Concat(outputs, inputs),
                  outputs, TimeoutOf(opts.timeout),
                  [outputs, inputs, opts](c10d::Backend& gloo,

@@ -16,12 +16,19 @@
 // dead peer) fails the work with a message naming the collective, the ranks
 // and the timeout; the core raises it at the stream's next synchronization.
 //
+// Between startCoalescing and endCoalescing (batch_isend_irecv, the
+// coalescing manager) the collectives are only checked and collected; the
+// end enqueues one piece of work that starts them all in Gloo and then waits
+// for them all, and returns the one Work for the batch (the calls inside
+// return none, as with NCCL). Without it, a rank's isend would wait on its
+// stream for a receive its peer has queued behind its own isend.
+//
 // Gloo lacks ReduceOp.AVG and PREMUL_SUM: both run as SUM followed, in the
 // same work, by a division by the group size or a multiplication by the
 // factor.
 //
 // Thread-safety: collectives may be issued from any user thread; `mutex_`
-// guards the device the group uses. Nothing here takes the Python GIL; the
+// guards the device the group uses and the collectives being coalesced. Nothing here takes the Python GIL; the
 // enqueued work runs on driver threads and touches only Gloo and the views.
 #ifndef OPENREG_CORE_DISTRIBUTED_PROCESS_GROUP_OPENREG_H_
 #define OPENREG_CORE_DISTRIBUTED_PROCESS_GROUP_OPENREG_H_
@@ -118,6 +125,10 @@ class ProcessGroupOpenReg final : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> barrier(
       const c10d::BarrierOptions& opts) override;
 
+  bool supportsCoalescing() const override { return true; }
+  void startCoalescing() override;
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
+
   void setSequenceNumberForGroup() override;
   uint64_t getSequenceNumberForGroup() override;
   void setTimeout(std::chrono::milliseconds timeout) override;
@@ -144,7 +155,16 @@ class ProcessGroupOpenReg final : public c10d::Backend {
     bool blocks_host = false;
   };
 
+  // Checks the collective and enqueues it, or keeps it for endCoalescing
+  // (and returns no Work).
   c10::intrusive_ptr<c10d::Work> Launch(Collective collective);
+
+  // Enqueues `batch` (checked, on `device`) as one piece of work named
+  // `name` on the current stream.
+  c10::intrusive_ptr<c10d::Work> EnqueueBatch(std::string name,
+                                              c10d::OpType type,
+                                              c10::DeviceIndex device,
+                                              std::vector<Collective> batch);
 
   // The device of the collective's tensors, after checking them; binds the
   // group to that device on first use (unless init_process_group bound it).
@@ -160,7 +180,7 @@ class ProcessGroupOpenReg final : public c10d::Backend {
                               const std::vector<at::Tensor>& reduced,
                               AfterGloo* after) const;
 
-  std::string FailureMessage(const char* name, std::chrono::milliseconds timeout,
+  std::string FailureMessage(const std::string& name, std::chrono::milliseconds timeout,
                              const std::string& gloo_message) const;
 
   const c10::intrusive_ptr<c10d::Backend> gloo_;
@@ -170,6 +190,8 @@ class ProcessGroupOpenReg final : public c10d::Backend {
 
   mutable absl::Mutex mutex_;
   std::optional<c10::DeviceIndex> device_ ABSL_GUARDED_BY(mutex_);
+  // Set between startCoalescing and endCoalescing.
+  std::optional<std::vector<Collective>> coalescing_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace openreg

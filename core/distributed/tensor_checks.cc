@@ -67,7 +67,7 @@ absl::Status CheckListLength(absl::string_view op, absl::string_view what,
   if (static_cast<int64_t>(tensors.size()) == expected) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       op, ": expected ", expected, " ", what,
-      " (one per rank of the group), found ", tensors.size(), "."));
+      ", found ", tensors.size(), "."));
 }
 
 absl::Status CheckSameDtypeAndNumel(absl::string_view op,
