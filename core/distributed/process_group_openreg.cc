@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/distributed/collective_work.h"
+#include "core/distributed/cross_rank_check.h"
 #include "core/distributed/tensor_checks.h"
 #include "core/runtime/guard_impl.h"
 #include "core/runtime/stream_work.h"
@@ -48,6 +49,45 @@ std::vector<at::Tensor> Concat(std::vector<at::Tensor> a,
                                const std::vector<at::Tensor>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
+}
+
+// The message of the exception being handled.
+std::string CurrentExceptionText() {
+  try {
+    throw;
+  } catch (const c10::Error& error) {
+    return error.what_without_backtrace();
+  } catch (const std::exception& error) {
+    return error.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+// What every rank contributes alike to `collective`, for the cross-rank
+// check; none for collectives whose ranks may differ.
+std::optional<CollectiveSignature> SignatureFor(
+    OpType type, const std::vector<at::Tensor>& tensors,
+    const std::vector<at::Tensor>& outputs) {
+  switch (type) {
+    case OpType::ALLREDUCE:
+    case OpType::ALLREDUCE_COALESCED:
+    case OpType::BROADCAST:
+    case OpType::REDUCE:
+    case OpType::ALLGATHER:
+    case OpType::_ALLGATHER_BASE:
+    case OpType::ALLGATHER_COALESCED:
+    case OpType::REDUCE_SCATTER:
+    case OpType::_REDUCE_SCATTER_BASE:
+    case OpType::COALESCED:
+      return SignatureOf(type, tensors);
+    case OpType::GATHER:  // only the root has a gather list
+      return SignatureOf(type, {tensors.front()});
+    case OpType::SCATTER:  // only the root has a scatter list
+      return SignatureOf(type, outputs);
+    default:
+      return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -217,6 +257,20 @@ WorkPtr ProcessGroupOpenReg::endCoalescing() {
                       OpType::COALESCED, *device, std::move(batch));
 }
 
+std::optional<std::string> ProcessGroupOpenReg::Disagreement(
+    const std::vector<Collective>& batch,
+    std::chrono::milliseconds timeout) const {
+  for (const Collective& collective : batch) {
+    const std::optional<CollectiveSignature> signature =
+        SignatureFor(collective.type, collective.tensors, collective.outputs);
+    if (!signature.has_value()) continue;
+    const absl::Status agreed =
+        CheckSameAcrossRanks(*gloo_, collective.name, *signature, timeout);
+    if (!agreed.ok()) return std::string(agreed.message());
+  }
+  return std::nullopt;
+}
+
 WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
                                           c10::DeviceIndex device,
                                           std::vector<Collective> batch) {
@@ -240,35 +294,33 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
        name]() mutable {
         CpuAliases aliases;
         ticket.AwaitTurn();
+        std::optional<std::string> failure;
+        std::vector<WorkPtr> gloo_works;
         try {
+          failure = this_group->Disagreement(batch, timeout);
           // Every call starts before any is waited for: a batch's sends and
           // receives may depend on each other across ranks.
-          std::vector<WorkPtr> gloo_works;
-          try {
-            for (Collective& collective : batch) {
-              gloo_works.push_back(collective.call(*this_group->gloo_, aliases));
-            }
-          } catch (...) {
-            ticket.Release();
-            throw;
+          for (Collective& collective : batch) {
+            if (failure.has_value()) break;
+            gloo_works.push_back(collective.call(*this_group->gloo_, aliases));
           }
-          ticket.Release();
-          for (size_t i = 0; i < batch.size(); ++i) {
+        } catch (...) {
+          failure = this_group->FailureMessage(name, timeout, CurrentExceptionText());
+        }
+        ticket.Release();  // Gloo has all of this batch's calls, or none
+        try {
+          for (size_t i = 0; !failure.has_value() && i < batch.size(); ++i) {
             gloo_works[i]->wait(timeout);
             if (batch[i].type == OpType::RECVANYSOURCE) {
               outcome->SetSourceRank(gloo_works[i]->sourceRank());
             }
           }
-        } catch (const c10::Error& error) {
-          const std::string message = this_group->FailureMessage(
-              name, timeout, error.what_without_backtrace());
-          outcome->Fail(message);
-          TORCH_CHECK(false, message);
-        } catch (const std::exception& error) {
-          const std::string message =
-              this_group->FailureMessage(name, timeout, error.what());
-          outcome->Fail(message);
-          TORCH_CHECK(false, message);
+        } catch (...) {
+          failure = this_group->FailureMessage(name, timeout, CurrentExceptionText());
+        }
+        if (failure.has_value()) {
+          outcome->Fail(*failure);
+          TORCH_CHECK(false, *failure);
         }
         for (Collective& collective : batch) {
           if (collective.after) collective.after(aliases);

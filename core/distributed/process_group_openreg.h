@@ -46,6 +46,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "core/aten/cpu_alias.h"
+#include "core/distributed/cross_rank_check.h"
 #include "core/distributed/issue_order.h"
 
 namespace openreg {
@@ -170,6 +171,11 @@ class ProcessGroupOpenReg final : public c10d::Backend {
   // group to that device on first use (unless init_process_group bound it).
   c10::DeviceIndex CheckedDevice(const char* name,
                                  const std::vector<at::Tensor>& tensors);
+
+  // Why the ranks' tensors for `batch` disagree, if they do (exchanges
+  // signatures through Gloo: cross_rank_check.h). Runs in the work.
+  std::optional<std::string> Disagreement(const std::vector<Collective>& batch,
+                                          std::chrono::milliseconds timeout) const;
 
   // The timeout of one call: its own if set, else the group's.
   std::chrono::milliseconds TimeoutOf(std::chrono::milliseconds requested) const;

@@ -378,7 +378,8 @@ def scenario_bad_input() -> None:
         t = torch.ones(4 + 4 * RANK, device=dev)
         dist.all_reduce(t)
         t.cpu()
-    expect_error("sizes_differ_across_ranks", mismatched_sizes_across_ranks, "all_reduce", "ranks [0, 1]",
+    expect_error("sizes_differ_across_ranks", mismatched_sizes_across_ranks, "all_reduce", "disagree",
+                 "rank 0: ALLREDUCE of 4 Float elements", "rank 1: ALLREDUCE of 8 Float elements",
                  error=RuntimeError)
     check("device_usable_after_mismatch", lambda: same(torch.ones(3, device=dev) * 2, torch.full((3,), 2.0)))
     dist.destroy_process_group()
