@@ -5,8 +5,9 @@
 Runs bench/python_suite.py once per driver (compute, allocation, copies,
 training step, CPU work after openreg and stream overlap, each against its
 reference measured alternately in the same run; CPU eager in a process that
-never loads openreg) and the C++ Google Benchmarks of the
-caching allocator and of the drivers. Prints one table: each row a
+never loads openreg), bench/distributed_suite.py once per driver (all_reduce
+and a DDP step on two ranks against CPU tensors with Gloo) and the C++ Google
+Benchmarks of the caching allocator and of the drivers. Prints one table: each row a
 measurement with the openreg figure on each driver, the reference measured in
 the same run, the median ratio with its spread (min-max over repeats) and the
 project's target. Unless --no-write, writes docs/benchmarks/results.json,
@@ -42,6 +43,9 @@ TARGETS = {
     ("allocation", "empty+drop 1 KiB"): {d: ("<=", 1.5) for d in DRIVERS},
     ("host CPU", ""): {d: ("<=", 1.05) for d in DRIVERS},
     ("allocator, C++", "cache hit"): {d: ("ns<", 200.0) for d in DRIVERS},
+    # Issue 12: at least 0.9x Gloo's CPU bandwidth, at most 1.2x its DDP step time.
+    ("distributed, world 2", "all_reduce"): {d: ("<=", 1 / 0.9) for d in DRIVERS},
+    ("distributed, world 2", "DDP"): {d: ("<=", 1.2) for d in DRIVERS},
 }
 
 
@@ -83,15 +87,15 @@ def machine():
             "torch_threads": torch.get_num_threads(), "build": "bazel -c opt"}
 
 
-def run_python_suite(driver, args):
-    command = [sys.executable, os.path.join(HERE, "python_suite.py"), "--repeats", str(args.repeats)]
+def run_python_suite(driver, args, script="python_suite.py"):
+    command = [sys.executable, os.path.join(HERE, script), "--repeats", str(args.repeats)]
     if args.quick:
         command.append("--quick")
     env = dict(os.environ, OPENREG_DRIVER=driver)
-    print(f"[bench] python suite on {driver} ...", file=sys.stderr, flush=True)
+    print(f"[bench] {script} on {driver} ...", file=sys.stderr, flush=True)
     result = subprocess.run(command, env=env, capture_output=True, text=True)
     if result.returncode != 0:
-        sys.exit(f"bench/python_suite.py failed on {driver}:\n{result.stderr}")
+        sys.exit(f"bench/{script} failed on {driver}:\n{result.stderr}")
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
 
@@ -283,7 +287,9 @@ def main():
     parser.add_argument("--driver-benchmark", required=True)
     args = parser.parse_args()
 
-    python_rows = merge_python_rows({driver: run_python_suite(driver, args) for driver in DRIVERS})
+    python_rows = merge_python_rows({
+        driver: run_python_suite(driver, args) + run_python_suite(driver, args, "distributed_suite.py")
+        for driver in DRIVERS})
     rows = python_rows + cpp_rows(run_cpp_benchmark(args.allocator_benchmark, args),
                                   run_cpp_benchmark(args.driver_benchmark, args))
     rows = [summarize(row) for row in rows]
