@@ -149,13 +149,13 @@ std::string ProcessGroupOpenReg::FailureMessage(
     std::iota(ranks.begin(), ranks.end(), 0);
   }
   return absl::StrCat(
-      name, " did not complete on rank ", rank_, " of the group of ranks [",
-      absl::StrJoin(ranks, ", "), "] within its timeout of ", timeout.count(),
-      " ms. Gloo reported: ", gloo_message,
+      name, " failed on rank ", rank_, " of the group of ranks [",
+      absl::StrJoin(ranks, ", "), "] (the group's timeout of ", timeout.count(),
+      " ms). Gloo reported: ", gloo_message,
       "\nEvery rank of the group must call the same collectives in the same "
-      "order; a rank that exited, crashed, hung or called a different "
-      "collective (or one with other sizes or dtypes) causes this. The "
-      "device stays usable; this process group should be destroyed.");
+      "order within the timeout; a rank that exited, crashed, hung or called "
+      "a different collective causes this. The device stays usable; this "
+      "process group should be destroyed.");
 }
 
 c10d::ReduceOp ProcessGroupOpenReg::GlooReduceOp(

@@ -35,9 +35,9 @@
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>

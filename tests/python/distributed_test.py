@@ -97,6 +97,14 @@ def test_dead_peer_is_an_error_not_a_hang():
     assert_check(results, "device_usable_after_dead_peer", ranks=(0,))
 
 
+def test_backend_string_with_gloo_for_cpu():
+    assert_check(scenario("ddp"), "backend_string_cpu_gloo_openreg")
+
+
+def test_backend_by_name():
+    assert_check(scenario("fsdp"), "backend_by_name")
+
+
 @pytest.mark.parametrize("check", ["ddp_equals_full_batch", "ddp_no_sync_equals_full_batch",
                                    "ddp_comm_hook_equals_full_batch"])
 def test_ddp_equals_single_process_full_batch(check):

@@ -6,8 +6,6 @@
 backend of its own: docs/distributed.md explains the design.
 """
 
-from datetime import timedelta
-
 import torch.distributed as dist
 
 from torch_openreg import _C
@@ -21,7 +19,7 @@ _STORE_PREFIX = "openreg_gloo/"
 
 def _create_backend(options, backend_options) -> "dist.Backend":
     del backend_options  # openreg takes no backend-specific options
-    timeout = options.timeout if isinstance(options.timeout, timedelta) else timedelta(seconds=1800)
+    timeout = options.timeout
     store = dist.PrefixStore(_STORE_PREFIX, options.store)
     gloo = dist.ProcessGroupGloo(store, options.group_rank, options.group_size, timeout)
     return _C.ProcessGroupOpenReg(
