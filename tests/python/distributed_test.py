@@ -47,7 +47,7 @@ COLLECTIVES = [
     "broadcast", "reduce_SUM", "reduce_AVG", "all_gather", "all_gather_into_tensor", "all_gather_coalesced",
     "reduce_scatter", "reduce_scatter_tensor_SUM", "reduce_scatter_tensor_AVG", "all_to_all",
     "all_to_all_single_even", "all_to_all_single_uneven", "gather", "scatter", "send_recv", "isend_irecv",
-    "batch_isend_irecv", "all_reduce_coalesced", "barrier", "async_work", "zero_copy", "all_gather_object",
+    "batch_isend_irecv", "recv_any_source", "all_reduce_coalesced", "barrier", "async_work", "zero_copy", "all_gather_object",
 ]
 
 
@@ -71,7 +71,8 @@ def test_stream_ordering(check):
 
 BAD_INPUT = ["cpu_tensor", "cpu_input_openreg_output", "other_device", "all_gather_list_length",
              "all_gather_into_tensor_size", "avg_of_integers", "non_contiguous", "uneven_splits",
-             "works_after_bad_input", "sizes_differ_across_ranks", "device_usable_after_mismatch"]
+             "works_after_bad_input", "sizes_differ_across_ranks", "dtypes_differ_across_ranks",
+             "device_usable_after_mismatch"]
 
 
 @pytest.mark.parametrize("check", BAD_INPUT)
@@ -115,16 +116,13 @@ def test_fsdp2_equals_single_process_full_batch():
     assert_check(scenario("fsdp"), "fsdp2_equals_full_batch")
 
 
-def torchrun(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", *args, os.path.join(EXAMPLES, "train_ddp.py"),
-         "--epochs", "2", "--max-steps", "4"],
-        env=launcher.loopback_env(), capture_output=True, text=True, timeout=timeout)
-
-
-def test_torchrun_two_processes():
+def test_torchrun_two_processes_sharing_one_device():
     port = launcher.free_port()
-    result = torchrun("--nproc_per_node=2", "--master_addr=127.0.0.1", f"--master_port={port}")
+    # One device: both ranks use openreg:0 (local_rank % device_count).
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_addr=127.0.0.1",
+         f"--master_port={port}", os.path.join(EXAMPLES, "train_ddp.py"), "--epochs", "2", "--max-steps", "4"],
+        env=launcher.loopback_env({"OPENREG_DEVICE_COUNT": "1"}), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "training on 2 ranks (openreg)" in result.stdout
     assert "final test accuracy" in result.stdout

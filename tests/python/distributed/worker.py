@@ -227,6 +227,16 @@ def scenario_collectives() -> None:
         same(received, value(source))
     check("batch_isend_irecv", batch_isend_irecv)
 
+    def recv_from_any_source():
+        if RANK == 1:
+            dist.send(value(1).to(dev), dst=0)
+        elif RANK == 0:
+            t = torch.empty(6, device=dev)
+            sender = dist.recv(t)  # no src: Gloo's receive from any rank
+            assert sender == 1, sender
+            same(t, value(1))
+    check("recv_any_source", recv_from_any_source)
+
     def all_reduce_coalesced():
         a, b = value(RANK).to(dev), value(RANK, 3).to(dev)
         dist.all_reduce_coalesced([a, b])
@@ -382,6 +392,14 @@ def scenario_bad_input() -> None:
         t.cpu()
     expect_error("sizes_differ_across_ranks", mismatched_sizes_across_ranks, "all_reduce", "disagree",
                  "rank 0: ALLREDUCE of 4 Float elements", "rank 1: ALLREDUCE of 8 Float elements",
+                 error=RuntimeError)
+
+    def mismatched_dtypes_across_ranks():
+        t = torch.ones(4, device=dev, dtype=torch.float32 if RANK == 0 else torch.float64)
+        dist.all_reduce(t)
+        t.cpu()
+    expect_error("dtypes_differ_across_ranks", mismatched_dtypes_across_ranks, "disagree",
+                 "rank 0: ALLREDUCE of 4 Float elements", "rank 1: ALLREDUCE of 4 Double elements",
                  error=RuntimeError)
     check("device_usable_after_mismatch", lambda: same(torch.ones(3, device=dev) * 2, torch.full((3,), 2.0)))
     dist.destroy_process_group()
