@@ -396,7 +396,8 @@ WorkPtr ProcessGroupOpenReg::allgather(
   TORCH_CHECK_VALUE(inputs.size() == 1 && outputs.size() == 1,
                     "all_gather: expected one input tensor and one output "
                     "list, found ", inputs.size(), " and ", outputs.size());
-  ThrowIfError(CheckListLength("all_gather", "output tensors (one per rank)", outputs[0], size_));
+  ThrowIfError(CheckListLength("all_gather", "output tensors (one per rank)",
+                               outputs[0], size_));
   for (const at::Tensor& output : outputs[0]) {
     ThrowIfError(CheckSameDtypeAndNumel("all_gather", "each output tensor",
                                         inputs[0], output));

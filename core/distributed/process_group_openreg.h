@@ -12,7 +12,10 @@
 // Gloo's collective, then waits for Gloo there. Work queued after it on the
 // stream therefore sees the result; the calling thread blocks only where
 // PyTorch's semantics say so. Gloo calls happen in issue order (IssueOrder),
-// which is what matches collectives across ranks. A Gloo failure (timeout,
+// which is what matches collectives across ranks. Collectives whose ranks
+// contribute alike first compare a signature across ranks
+// (cross_rank_check.h), so a mismatch is an error, not an abort inside Gloo.
+// A Gloo failure (timeout,
 // dead peer) fails the work with a message naming the collective, the ranks
 // and the timeout; the core raises it at the stream's next synchronization.
 //
@@ -28,8 +31,9 @@
 // factor.
 //
 // Thread-safety: collectives may be issued from any user thread; `mutex_`
-// guards the device the group uses and the collectives being coalesced. Nothing here takes the Python GIL; the
-// enqueued work runs on driver threads and touches only Gloo and the views.
+// guards the device the group uses and the collectives being coalesced.
+// Nothing here takes the Python GIL; the enqueued work runs on driver threads
+// and touches only Gloo and the views.
 #ifndef OPENREG_CORE_DISTRIBUTED_PROCESS_GROUP_OPENREG_H_
 #define OPENREG_CORE_DISTRIBUTED_PROCESS_GROUP_OPENREG_H_
 
@@ -46,7 +50,6 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "core/aten/cpu_alias.h"
-#include "core/distributed/cross_rank_check.h"
 #include "core/distributed/issue_order.h"
 
 namespace openreg {
@@ -174,11 +177,13 @@ class ProcessGroupOpenReg final : public c10d::Backend {
 
   // Why the ranks' tensors for `batch` disagree, if they do (exchanges
   // signatures through Gloo: cross_rank_check.h). Runs in the work.
-  std::optional<std::string> Disagreement(const std::vector<Collective>& batch,
-                                          std::chrono::milliseconds timeout) const;
+  std::optional<std::string> Disagreement(
+      const std::vector<Collective>& batch,
+      std::chrono::milliseconds timeout) const;
 
   // The timeout of one call: its own if set, else the group's.
-  std::chrono::milliseconds TimeoutOf(std::chrono::milliseconds requested) const;
+  std::chrono::milliseconds TimeoutOf(
+      std::chrono::milliseconds requested) const;
 
   // Gloo's reduction for `op`, and what to do after it for the ops Gloo
   // lacks (AVG, PREMUL_SUM) on `reduced`, the tensors holding the result.
@@ -186,7 +191,8 @@ class ProcessGroupOpenReg final : public c10d::Backend {
                               const std::vector<at::Tensor>& reduced,
                               AfterGloo* after) const;
 
-  std::string FailureMessage(const std::string& name, std::chrono::milliseconds timeout,
+  std::string FailureMessage(const std::string& name,
+                             std::chrono::milliseconds timeout,
                              const std::string& gloo_message) const;
 
   const c10::intrusive_ptr<c10d::Backend> gloo_;
