@@ -30,12 +30,13 @@ const char* ValueName(const CompiledKernelValue& value) {
   return "a float";
 }
 
-// What the launched work owns: the argument slots and the storages behind
-// the pointers in them.
+// What the launched work owns: the argument slots, the storages behind the
+// pointers in them and the copies of CPU scalars.
 struct CompiledKernelWork {
   CompiledKernelEntry entry;
   std::vector<OpenRegKernelArgument> arguments;
   std::vector<c10::Storage> storages;
+  std::vector<at::Tensor> cpu_scalars;
 };
 
 }  // namespace
@@ -54,7 +55,7 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
         "compiled kernel ", kernel_name, " takes ", signature.size(),
         " arguments (", signature, "), got ", values.size()));
   }
-  CompiledKernelWork work{entry, {}, {}};
+  CompiledKernelWork work{entry, {}, {}, {}};
   work.arguments.resize(values.size());
   std::optional<c10::DeviceIndex> device;
   for (size_t i = 0; i < values.size(); ++i) {
@@ -69,10 +70,17 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
     if (kind == 'P') {
       const at::Tensor* tensor = std::get_if<at::Tensor>(&value);
       if (tensor == nullptr || !tensor->defined()) return mismatch();
+      if (tensor->device().is_cpu() && tensor->numel() == 1) {
+        // Read now, on the calling thread (CPU scalars above).
+        work.cpu_scalars.push_back(tensor->clone());
+        slot.pointer = work.cpu_scalars.back().data_ptr();
+        continue;
+      }
       if (tensor->device().type() != c10::DeviceType::PrivateUse1) {
         return absl::InvalidArgumentError(absl::StrCat(
             "compiled kernel ", kernel_name, ": argument ", i,
-            " must be an openreg tensor, got one on ", tensor->device().str(),
+            " must be an openreg tensor or a CPU scalar, got a tensor of ",
+            tensor->numel(), " elements on ", tensor->device().str(),
             "; move it with .to('openreg')"));
       }
       if (device.has_value() && *device != tensor->device().index()) {

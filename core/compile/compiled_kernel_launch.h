@@ -19,6 +19,12 @@
 // caller must pass: 'P' an openreg tensor (the slot holds its data pointer),
 // 'I' an integer, 'F' a floating-point number.
 //
+// CPU scalars. A graph on openreg may read a zero-dimensional CPU tensor (an
+// optimizer's step count, a Python number Dynamo wrapped). As on CUDA, such
+// a value is taken when the kernel is launched, not when it runs: the launch
+// copies it into memory the work owns, so CPU code that changes the tensor
+// afterwards does not race with the queued kernel.
+//
 // Lifetime. The launched work owns a reference to the storage of every
 // tensor argument until it has run (Note [Asynchronous execution]), so
 // Python may drop the tensors at once. It owns no Python object: the driver's
@@ -54,8 +60,9 @@ using CompiledKernelEntry = void (*)(const OpenRegKernelArgument* arguments);
 using CompiledKernelValue = std::variant<at::Tensor, int64_t, double>;
 
 // Enqueues `entry` with `values` on the current stream of the tensors'
-// device. Every tensor must be on one openreg device; there must be at least
-// one tensor. Returns InvalidArgument, naming `kernel_name`, when the values
+// device. Every openreg tensor must be on one device; there must be at least
+// one. A 'P' argument may also be a CPU tensor of one element
+// (see CPU scalars above). Returns InvalidArgument, naming `kernel_name`, when the values
 // do not match `signature`.
 absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
                                   absl::string_view kernel_name,

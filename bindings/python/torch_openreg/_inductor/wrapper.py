@@ -22,7 +22,10 @@ class _OpenRegKernelCalls:
     """The overrides shared by the graph's wrapper and its subgraphs' wrappers."""
 
     def define_kernel(self, kernel_name, kernel_body, metadata=None, gpu=True, cpp_definition=None):
-        if not gpu and kernel_body.startswith(_PYBINDING_CALL):
+        # A graph on openreg may also hold CPU kernels (for CPU scalars such
+        # as an optimizer's step counts); those stay Inductor's.
+        device = V.graph.current_device
+        if not gpu and device is not None and device.type == "openreg" and kernel_body.startswith(_PYBINDING_CALL):
             kernel_body = f"openreg_kernels.compile({kernel_name!r}, " + kernel_body[len(_PYBINDING_CALL):]
         super().define_kernel(kernel_name, kernel_body, metadata, gpu, cpp_definition)
 
