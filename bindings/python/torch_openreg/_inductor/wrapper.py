@@ -1,11 +1,9 @@
 """Inductor's Python wrapper code generation for openreg.
 
-The wrapper is Inductor's own, with three changes for openreg:
+The wrapper is Inductor's own, with two changes for openreg:
 - a C++ kernel is compiled by OpenRegKernelCompiler (kernel_launcher.py)
   instead of `async_compile.cpp_pybinding`, so calling it launches it on the
   current openreg stream instead of running it on the calling thread;
-- such a kernel is called like a CPU kernel (Inductor refuses C++ kernel
-  calls on devices it does not know);
 - buffers are allocated on the graph's device index, not the current device.
 Everything else (extern kernels such as mm and convolution, fallbacks to
 ATen ops, reinterpret views) is ordinary eager openreg work, enqueued on the
@@ -13,7 +11,8 @@ same stream in program order.
 """
 
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
-from torch._inductor.virtualized import V
+
+from torch_openreg._inductor.scheduling import generating_openreg_kernels
 
 _PYBINDING_CALL = "async_compile.cpp_pybinding("
 
@@ -24,17 +23,9 @@ class _OpenRegKernelCalls:
     def define_kernel(self, kernel_name, kernel_body, metadata=None, gpu=True, cpp_definition=None):
         # A graph on openreg may also hold CPU kernels (for CPU scalars such
         # as an optimizer's step counts); those stay Inductor's.
-        device = V.graph.current_device
-        if not gpu and device is not None and device.type == "openreg" and kernel_body.startswith(_PYBINDING_CALL):
+        if not gpu and generating_openreg_kernels() and kernel_body.startswith(_PYBINDING_CALL):
             kernel_body = f"openreg_kernels.compile({kernel_name!r}, " + kernel_body[len(_PYBINDING_CALL):]
         super().define_kernel(kernel_name, kernel_body, metadata, gpu, cpp_definition)
-
-    def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True, **kwargs):
-        device = device or V.graph.get_current_device_or_throw()
-        if not triton and device.type == "openreg":
-            self.writeline(self.wrap_kernel_call(kernel_name, call_args))
-            return
-        super()._generate_kernel_call_helper(kernel_name, call_args, device=device, triton=triton, **kwargs)
 
     def make_allocation(self, name, device, dtype, shape, stride, allocation_shape=None, is_pinned=False):
         line = super().make_allocation(name, device, dtype, shape, stride, allocation_shape, is_pinned)
