@@ -3,7 +3,7 @@
     bazel run //bench:all [-- --repeats 5] [-- --quick] [-- --no-write]
 
 Runs bench/python_suite.py once per driver (compute, allocation, copies,
-training step and stream overlap, each against its reference measured
+training step, torch.compile'd steps and stream overlap, each against its reference measured
 alternately in the same process) and the C++ Google Benchmarks of the
 caching allocator and of the drivers. Prints one table: each row a
 measurement with the openreg figure on each driver, the reference measured in
@@ -38,6 +38,9 @@ TARGETS = {
     ("copies, 64 MiB", ""): {d: ("<=", 1 / 0.8) for d in DRIVERS},
     ("training", ""): {"cpu_sim": ("<=", 1.15), "threaded_sim": ("<=", 1.3)},
     ("streams", ""): {"threaded_sim": (">=", 1.7)},
+    ("compiled", "train step vs eager openreg"): {d: ("<=", 0.6) for d in DRIVERS},
+    ("compiled", "train step vs compiled CPU"): {d: ("<=", 1.15) for d in DRIVERS},
+    ("compiled", "transformer block"): {d: ("<=", 1.15) for d in DRIVERS},
     ("allocation", "empty+drop 1 KiB"): {d: ("<=", 1.5) for d in DRIVERS},
     ("allocator, C++", "cache hit"): {d: ("ns<", 200.0) for d in DRIVERS},
 }
