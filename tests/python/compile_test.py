@@ -54,6 +54,19 @@ def test_fused_kernel_matches_eager_and_runs_on_openreg():
     torch.testing.assert_close(out.cpu(), f(x, y))
 
 
+def test_same_computation_on_cpu_and_openreg_in_one_graph():
+    # The two kernels' C++ is the same but one runs on the Python thread and
+    # the other on a stream: they must stay two kernels.
+    def f(a, b):
+        return a.sin() + 1, b.sin() + 1
+
+    a, b = torch.randn(32), torch.randn(32)
+    out_cpu, out_openreg = torch.compile(f)(a, b.openreg())
+    assert out_cpu.device.type == "cpu" and out_openreg.device.type == "openreg"
+    torch.testing.assert_close(out_cpu, a.sin() + 1)
+    torch.testing.assert_close(out_openreg.cpu(), b.sin() + 1)
+
+
 def test_kernels_are_ordered_with_eager_work_on_a_side_stream():
     compiled = torch.compile(lambda x: (x * 3).exp().sum(dim=0))
     x = torch.randn(256, 64)
@@ -173,3 +186,34 @@ def test_cpp_wrapper_is_refused_by_inductor_with_a_reason():
     )
     assert result.returncode == 0, result.stderr
     assert "Device openreg not supported" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(os.environ.get("OPENREG_DRIVER") != "threaded_sim", reason="threaded_sim's adversarial mode")
+def test_training_matches_eager_under_adversarial_delays():
+    # Random delays before every queued item: a compiled kernel that ran
+    # before the eager work it reads, or after the memory it touches was
+    # reused, would change the losses.
+    result = run_python(
+        """
+        import importlib.util, torch
+        spec = importlib.util.spec_from_file_location("train", "examples/train.py")
+        train = importlib.util.module_from_spec(spec); spec.loader.exec_module(train)
+        features, labels = train.make_dataset(num_samples=256)
+
+        def run(compiled):
+            model = train.build_model().openreg()
+            optimizer = train.make_optimizer(model)
+            if compiled:
+                model = torch.compile(model)
+                optimizer.step = torch.compile(optimizer.step)
+            return torch.stack([train.train_step(model, optimizer, features[i::3].openreg(), labels[i::3].openreg())
+                                for i in range(3)]).cpu()
+
+        torch.testing.assert_close(run(True), run(False), rtol=1e-4, atol=1e-5)
+        print("same")
+        """,
+        env={"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=11"},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "same" in result.stdout

@@ -5,35 +5,31 @@ is host memory the driver's thread addresses directly. But Inductor decides
 how to generate code from the *current device's type*: for any type but
 "cpu" it assumes Triton (utils.get_current_backend), and its C++ code
 generator then loses the types of intermediate values. So while it generates
-openreg kernels, the graph's current device reads "cpu"; the wrapper
-(wrapper.py) asks `generating_openreg_kernels()` to know that the kernel it
-is defining is openreg's and must be launched on a stream.
+openreg kernels, the graph's current device reads "cpu".
+
+Every openreg kernel's source starts with OPENREG_KERNEL_MARK. The wrapper
+(wrapper.py) recognises openreg kernels by it, and it keeps an openreg kernel
+and a CPU kernel of the same graph apart when their code is otherwise the
+same: Inductor defines a kernel once per distinct source.
 """
 
 import contextlib
-import threading
 from typing import Iterator
 
 import torch
 from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.virtualized import V
 
-_state = threading.local()
-
-
-def generating_openreg_kernels() -> bool:
-    return getattr(_state, "active", False)
+OPENREG_KERNEL_MARK = "// openreg kernel: launched on a stream (torch_openreg/_inductor)"
 
 
 @contextlib.contextmanager
 def _as_cpp_kernels() -> Iterator[None]:
     device = V.graph.current_device
     V.graph.current_device = torch.device("cpu")
-    _state.active = True
     try:
         yield
     finally:
-        _state.active = False
         V.graph.current_device = device
 
 
@@ -49,3 +45,6 @@ class OpenRegScheduling(CppScheduling):
     def flush(self):
         with _as_cpp_kernels():
             super().flush()
+
+    def define_kernel(self, src_code, nodes, kernel_args=None):
+        return super().define_kernel(OPENREG_KERNEL_MARK + "\n" + src_code, nodes, kernel_args)

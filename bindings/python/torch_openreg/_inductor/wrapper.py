@@ -12,7 +12,7 @@ same stream in program order.
 
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
 
-from torch_openreg._inductor.scheduling import generating_openreg_kernels
+from torch_openreg._inductor.scheduling import OPENREG_KERNEL_MARK
 
 _PYBINDING_CALL = "async_compile.cpp_pybinding("
 
@@ -23,7 +23,7 @@ class _OpenRegKernelCalls:
     def define_kernel(self, kernel_name, kernel_body, metadata=None, gpu=True, cpp_definition=None):
         # A graph on openreg may also hold CPU kernels (for CPU scalars such
         # as an optimizer's step counts); those stay Inductor's.
-        if not gpu and generating_openreg_kernels() and kernel_body.startswith(_PYBINDING_CALL):
+        if not gpu and kernel_body.startswith(_PYBINDING_CALL) and OPENREG_KERNEL_MARK in kernel_body:
             kernel_body = f"openreg_kernels.compile({kernel_name!r}, " + kernel_body[len(_PYBINDING_CALL):]
         super().define_kernel(kernel_name, kernel_body, metadata, gpu, cpp_definition)
 
