@@ -217,3 +217,19 @@ def test_training_matches_eager_under_adversarial_delays():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "same" in result.stdout
+
+
+def test_import_torch_does_not_import_dynamo_and_registration_follows_it():
+    result = run_python(
+        """
+        import sys, torch
+        assert "torch._dynamo" not in sys.modules and "torch._inductor.compile_fx" not in sys.modules
+        from torch._dynamo.device_interface import get_interface_for_device
+        print(get_interface_for_device("openreg").__name__)
+        import torch._inductor.compile_fx
+        from torch._inductor.codegen.common import get_scheduling_for_device, get_device_op_overrides
+        print(get_scheduling_for_device("openreg").__name__, type(get_device_op_overrides("openreg")).__name__)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["OpenRegInterface", "OpenRegScheduling", "OpenRegDeviceOpOverrides"]
