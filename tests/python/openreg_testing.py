@@ -46,5 +46,8 @@ def use_shared_inductor_cache() -> None:
     import pwd
 
     home = pwd.getpwuid(os.getuid()).pw_dir
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(home, ".cache", "openreg", "inductor"))
+    # An empty value counts as unset: Inductor would take it as the current
+    # directory and fill the clone with its cache.
+    if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(home, ".cache", "openreg", "inductor")
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
