@@ -14,6 +14,8 @@ namespace {
 const char* KindName(char kind) {
   switch (kind) {
     case 'P':
+      return "a tensor";
+    case 'M':
       return "an openreg tensor";
     case 'I':
       return "an int";
@@ -67,10 +69,10 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
           "compiled kernel ", kernel_name, ": argument ", i, " must be ",
           KindName(kind), ", got ", ValueName(value)));
     };
-    if (kind == 'P') {
+    if (kind == 'P' || kind == 'M') {
       const at::Tensor* tensor = std::get_if<at::Tensor>(&value);
       if (tensor == nullptr || !tensor->defined()) return mismatch();
-      if (tensor->device().is_cpu() && tensor->numel() == 1) {
+      if (kind == 'P' && tensor->device().is_cpu() && tensor->numel() == 1) {
         // Read now, on the calling thread (CPU scalars above).
         work.cpu_scalars.push_back(tensor->clone());
         slot.pointer = work.cpu_scalars.back().data_ptr();
@@ -79,9 +81,10 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
       if (tensor->device().type() != c10::DeviceType::PrivateUse1) {
         return absl::InvalidArgumentError(absl::StrCat(
             "compiled kernel ", kernel_name, ": argument ", i,
-            " must be an openreg tensor or a CPU scalar, got a tensor of ",
-            tensor->numel(), " elements on ", tensor->device().str(),
-            "; move it with .to('openreg')"));
+            kind == 'P' ? " must be an openreg tensor or a CPU scalar"
+                        : " is written by the kernel and must be an openreg tensor",
+            ", got a tensor of ", tensor->numel(), " elements on ",
+            tensor->device().str(), "; move it with .to('openreg')"));
       }
       if (device.has_value() && *device != tensor->device().index()) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -109,7 +112,7 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
       return absl::InvalidArgumentError(absl::StrCat(
           "compiled kernel ", kernel_name, ": signature '", signature,
           "' has '", std::string(1, kind), "' at ", i,
-          "; expected only 'P', 'I' or 'F'"));
+          "; expected only 'P', 'M', 'I' or 'F'"));
     }
   }
   if (!device.has_value()) {

@@ -16,8 +16,9 @@
 // parameter, 8 bytes each, in parameter order (the Python side,
 // torch_openreg/_inductor/kernel_launcher.py, writes the same union into the
 // generated code). `signature` has one character per slot saying what the
-// caller must pass: 'P' an openreg tensor (the slot holds its data pointer),
-// 'I' an integer, 'F' a floating-point number.
+// caller must pass: 'P' a tensor the kernel only reads, 'M' a tensor it
+// writes (the slot holds the tensor's data pointer), 'I' an integer, 'F' a
+// floating-point number.
 //
 // CPU scalars. A graph on openreg may read a zero-dimensional CPU tensor (an
 // optimizer's step count, a Python number Dynamo wrapped). As on CUDA, such
@@ -61,9 +62,10 @@ using CompiledKernelValue = std::variant<at::Tensor, int64_t, double>;
 
 // Enqueues `entry` with `values` on the current stream of the tensors'
 // device. Every openreg tensor must be on one device; there must be at least
-// one. A 'P' argument may also be a CPU tensor of one element
-// (see CPU scalars above). Returns InvalidArgument, naming `kernel_name`, when the values
-// do not match `signature`.
+// one. A 'P' argument may also be a CPU tensor of one element (CPU scalars
+// above); an 'M' argument must be an openreg tensor. Returns
+// InvalidArgument, naming `kernel_name`, when the values do not match
+// `signature`.
 absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
                                   absl::string_view kernel_name,
                                   absl::string_view signature,

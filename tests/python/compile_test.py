@@ -163,6 +163,10 @@ def test_bad_launch_arguments_raise_and_leave_the_process_working():
         _C._launch_kernel(1, "k", "PI", (tensor, tensor))
     with pytest.raises(ValueError, match="openreg tensor or a CPU scalar"):
         _C._launch_kernel(1, "k", "P", (torch.ones(4),))
+    with pytest.raises(ValueError, match="written by the kernel and must be an openreg tensor"):
+        _C._launch_kernel(1, "k", "M", (torch.ones(()),))
+    with pytest.raises(ValueError, match="expected only 'P', 'M', 'I' or 'F'"):
+        _C._launch_kernel(1, "k", "X", (tensor,))
     with pytest.raises(ValueError, match="entry point is null"):
         _C._launch_kernel(0, "k", "P", (tensor,))
     with pytest.raises(TypeError, match="must be a tensor, an int or a float"):

@@ -31,7 +31,9 @@ def _slot_of(position: int, argtype: str) -> tuple:
     """(signature character, C++ expression reading slot `position` as `argtype`)."""
     bare = argtype.replace("const ", "").strip()
     if bare.endswith("*"):
-        return "P", f"static_cast<{argtype}>(args[{position}].pointer)"
+        # A const pointer is only read: it may be a CPU scalar's copy.
+        kind = "P" if argtype.strip().startswith("const ") else "M"
+        return kind, f"static_cast<{argtype}>(args[{position}].pointer)"
     if bare in _INTEGER_TYPES:
         return "I", f"static_cast<{bare}>(args[{position}].integer)"
     if bare in _FLOATING_TYPES:
