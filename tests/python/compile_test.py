@@ -237,3 +237,14 @@ def test_import_torch_does_not_import_dynamo_and_registration_follows_it():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["OpenRegInterface", "OpenRegScheduling", "OpenRegDeviceOpOverrides"]
+
+
+def test_second_device():
+    def f(x, w):
+        return (x @ w).relu().sum(dim=0) + 1
+
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    out = torch.compile(f)(x.to("openreg:1"), w.to("openreg:1"))
+    assert out.device == torch.device("openreg:1")
+    assert metrics.generated_kernel_count > 0
+    torch.testing.assert_close(out.cpu(), f(x, w), rtol=1e-5, atol=1e-5)

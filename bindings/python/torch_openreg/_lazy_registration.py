@@ -12,6 +12,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import threading
+import warnings
 from typing import Callable, Dict
 
 
@@ -23,14 +24,17 @@ class _RegisterAfterImport(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         with self._lock:
             register = self._registrations.pop(name, None)
-            if not self._registrations:
-                _remove_finder(self)
         if register is None:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            # Not an ordinary module file: leave it to the other finders and
-            # register against whatever they loaded once it exists.
+            # torch's modules are plain files; anything else (a frozen or
+            # zipped torch) is left to the other finders, unextended.
+            warnings.warn(
+                f"openreg could not hook the import of {name}, so torch.compile does not know the "
+                "openreg device; import torch_openreg._inductor and call its register functions "
+                "after importing it"
+            )
             return None
         loader = spec.loader
         execute = loader.exec_module
@@ -38,6 +42,11 @@ class _RegisterAfterImport(importlib.abc.MetaPathFinder):
         def exec_module_then_register(module):
             execute(module)
             register()
+            # Not in find_spec: the import system is iterating over
+            # sys.meta_path there, and removing an entry would skip the next.
+            with self._lock:
+                if not self._registrations:
+                    _remove_finder(self)
 
         loader.exec_module = exec_module_then_register
         return spec
