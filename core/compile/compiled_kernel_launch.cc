@@ -93,8 +93,16 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
             tensor->device().index(), ", earlier ones on openreg:", *device));
       }
       device = tensor->device().index();
-      // Pointer arithmetic only: device memory is not touched here.
-      slot.pointer = tensor->numel() == 0 ? nullptr : tensor->data_ptr();
+      // Pointer arithmetic only: device memory is not touched here. A
+      // pointer the kernel only reads takes the const path, which leaves a
+      // copy-on-write storage shared instead of copying it here.
+      if (tensor->numel() == 0) {
+        slot.pointer = nullptr;
+      } else if (kind == 'P') {
+        slot.pointer = const_cast<void*>(tensor->const_data_ptr());
+      } else {
+        slot.pointer = tensor->mutable_data_ptr();
+      }
       work.storages.push_back(tensor->storage());
     } else if (kind == 'I') {
       const int64_t* integer = std::get_if<int64_t>(&value);
@@ -117,8 +125,8 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
   }
   if (!device.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "compiled kernel ", kernel_name, " has no tensor argument, so no "
-        "openreg device to run on"));
+        "compiled kernel ", kernel_name, " has no openreg tensor argument, "
+        "so no openreg device to run on"));
   }
   EnqueueOnCurrentStream(*device, kernel_name, [work = std::move(work)] {
     work.entry(work.arguments.data());

@@ -167,6 +167,8 @@ def test_bad_launch_arguments_raise_and_leave_the_process_working():
         _C._launch_kernel(1, "k", "M", (torch.ones(()),))
     with pytest.raises(ValueError, match="expected only 'P', 'M', 'I' or 'F'"):
         _C._launch_kernel(1, "k", "X", (tensor,))
+    with pytest.raises(ValueError, match="has no openreg tensor argument"):
+        _C._launch_kernel(1, "k", "P", (torch.ones(()),))
     with pytest.raises(ValueError, match="entry point is null"):
         _C._launch_kernel(0, "k", "P", (tensor,))
     with pytest.raises(TypeError, match="must be a tensor, an int or a float"):
