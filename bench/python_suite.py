@@ -1,4 +1,4 @@
-"""openreg against its reference, side by side in one process, on one driver.
+"""openreg against its reference, side by side in one run, on one driver.
 
     OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 7] [--quick]
 
@@ -9,18 +9,24 @@ runs of the openreg case and of its reference (CPU eager for compute and
 allocation, memcpy for copies, eager openreg or compiled CPU for compiled
 steps) and keeps every repeat, so the caller can
 report medians and spreads of ratios measured together: the machine is
-shared and noisy, and only ratios from one run mean anything.
+shared and noisy, and only ratios from one run mean anything. CPU eager is
+timed in a second process that never loads openreg (cpu_reference.py), so
+nothing openreg does to its own process can flatter the ratios; the
+"host CPU" row measures exactly that effect.
 bench/run_all.py (`bazel run //bench:all`) runs this once per driver.
 """
 
 import argparse
 import ctypes
+import functools
 import importlib.util
 import json
 import os
 import time
 
 import torch
+
+from cpu_reference import CpuReference
 
 MiB = 2**20
 
@@ -33,15 +39,20 @@ def load_example(name="train"):
     return module
 
 
+def synchronize():
+    if hasattr(torch, "openreg"):  # not loaded in the CPU reference process
+        torch.openreg.synchronize()
+
+
 def seconds_per_call(function, calls: int) -> float:
     """Seconds per call of function(), after a warm-up; waits for openreg work."""
     for _ in range(max(3, calls // 10)):
         function()
-    torch.openreg.synchronize()
+    synchronize()
     start = time.perf_counter()
     for _ in range(calls):
         function()
-    torch.openreg.synchronize()
+    synchronize()
     return (time.perf_counter() - start) / calls
 
 
@@ -49,15 +60,9 @@ def compare(group, name, openreg_fn, reference_fn, reference, calls, repeats):
     """A measurement: alternating repeats of the openreg case and its reference."""
     samples = {"openreg": [], "reference": []}
     for _ in range(repeats):
-        samples["reference"].append(seconds_per_call(reference_fn, calls))
+        samples["reference"].append(reference_fn(calls))
         samples["openreg"].append(seconds_per_call(openreg_fn, calls))
     return {"group": group, "name": name, "kind": "time", "reference_name": reference, **samples}
-
-
-def on_both(make):
-    """make(device) -> {name: fn}; returns {name: (openreg fn, cpu fn)}."""
-    openreg, cpu = make("openreg"), make("cpu")
-    return {name: (openreg[name], cpu[name]) for name in openreg}
 
 
 def tiny_ops(device):
@@ -136,15 +141,46 @@ def compiled_transformer_block(device):
     return step
 
 
-def compiled_rows(calls, repeats):
-    """The torch.compile rows: compiled openreg against eager openreg and compiled CPU."""
+def compiled_steps(device):
+    """The compiled CPU references, which the reference process builds too."""
+    return {"train step": compiled_training_step(device),
+            "transformer block fwd+bwd": compiled_transformer_block(device)}
+
+
+def compiled_rows(cpu, calls, repeats):
+    """The torch.compile rows: compiled openreg against eager openreg (here) and compiled CPU (in `cpu`)."""
     compiled_step = compiled_training_step("openreg")
+    eager_step = compiled_training_step("openreg", compiled=False)
     yield compare("compiled", "train step vs eager openreg", compiled_step,
-                  compiled_training_step("openreg", compiled=False), "openreg eager", calls(50), repeats)
+                  lambda n: seconds_per_call(eager_step, n), "openreg eager", calls(50), repeats)
     yield compare("compiled", "train step vs compiled CPU", compiled_step,
-                  compiled_training_step("cpu"), "CPU compiled", calls(50), repeats)
+                  functools.partial(cpu.seconds_per_call, "compiled", "train step"), "CPU compiled", calls(50),
+                  repeats)
     yield compare("compiled", "transformer block fwd+bwd vs compiled CPU", compiled_transformer_block("openreg"),
-                  compiled_transformer_block("cpu"), "CPU compiled", calls(20), repeats)
+                  functools.partial(cpu.seconds_per_call, "compiled", "transformer block fwd+bwd"), "CPU compiled",
+                  calls(20), repeats)
+
+
+def small_mlp_adam(device):
+    """The issue-17 workload: MLP 32->256->4, batch 256, Adam."""
+    generator = torch.Generator().manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4)).to(device)
+    optimizer = torch.optim.Adam(model.parameters())
+    x = torch.randn(256, 32, generator=generator).to(device)
+    y = torch.randn(256, 4, generator=generator).to(device)
+
+    def step():
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+    return {"small MLP step with Adam": step}
+
+
+# The suites whose CPU reference (eager, or compiled for "compiled") the
+# reference process builds too.
+CPU_SUITES = {"tiny ops": tiny_ops, "allocation": allocations, "large compute": large_ops,
+              "training": training_step, "host CPU": small_mlp_adam, "compiled": compiled_steps}
 
 
 def copies(size):
@@ -210,17 +246,28 @@ def main():
     def calls(n):
         return max(2, int(n * scale))
 
-    suites = [("tiny ops", tiny_ops, 2000, "CPU eager"), ("allocation", allocations, 3000, "CPU eager"),
-              ("large compute", large_ops, 10, "CPU eager"), ("training", training_step, 50, "CPU eager")]
-    for group, make, n, reference in suites:
-        for name, (openreg_fn, cpu_fn) in on_both(make).items():
-            row = compare(group, name, openreg_fn, cpu_fn, reference, calls(n if "2048" not in name else n // 4), repeats)
+    cpu = CpuReference()
+    suites = [("tiny ops", 2000), ("allocation", 3000), ("large compute", 10), ("training", 50)]
+    for group, n in suites:
+        for name, openreg_fn in CPU_SUITES[group]("openreg").items():
+            row = compare(group, name, openreg_fn, functools.partial(cpu.seconds_per_call, group, name), "CPU eager",
+                          calls(n if "2048" not in name else n // 4), repeats)
             print(json.dumps(row), flush=True)
-    for row in compiled_rows(calls, repeats):
+    # CPU work in this process, which has used openreg all along, against the
+    # same work in the process that never loaded it.
+    for name, cpu_fn in small_mlp_adam("cpu").items():
+        row = compare("host CPU", f"{name}, after openreg ran", cpu_fn,
+                      functools.partial(cpu.seconds_per_call, "host CPU", name), "CPU eager, fresh process",
+                      calls(300), repeats)
         print(json.dumps(row), flush=True)
+    for row in compiled_rows(cpu, calls, repeats):
+        print(json.dumps(row), flush=True)
+    cpu.close()
     reference_fn, cases = copies(64 * MiB)
     for name, fn in cases.items():
-        print(json.dumps(compare("copies, 64 MiB", name, fn, reference_fn, "memcpy", calls(20), repeats)), flush=True)
+        row = compare("copies, 64 MiB", name, fn, lambda n: seconds_per_call(reference_fn, n), "memcpy", calls(20),
+                      repeats)
+        print(json.dumps(row), flush=True)
     print(json.dumps(stream_overlap(repeats)), flush=True)
 
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/compile/compiled_kernel_launch.h"
+#include "core/runtime/autograd_thread_workers.h"
 #include "core/runtime/backend_meta.h"
 #include "core/runtime/generator.h"
 #include "core/runtime/guard_impl.h"
@@ -107,6 +108,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_driver_directory", &Runtime::SetPackageDriverDirectory,
         "Where the package's bundled drivers live; call before first use.");
   m.def("_is_initialized", &Runtime::IsInitialized);
+  m.def("_stop_background_threads", &StopReleasingAutogradThreadWorkers,
+        py::call_guard<py::gil_scoped_release>());
   m.def("_init", [] { RuntimeOrThrow(); });
   m.def("_is_in_bad_fork", &Runtime::InBadFork);
   m.def("_driver_info", &DriverInfo);

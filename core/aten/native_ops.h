@@ -52,6 +52,10 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst,
 at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst);
 at::Scalar LocalScalarDense(const at::Tensor& self);
 
+// --- Tensor identity (shallow_copy_ops.cc) ------------------------------------
+bool HasCompatibleShallowCopyType(const at::Tensor& self,
+                                  const at::Tensor& from);
+
 // --- Streams (record_stream.cc) ----------------------------------------------------
 void RecordStream(at::Tensor& self, c10::Stream stream);
 

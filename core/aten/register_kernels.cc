@@ -30,6 +30,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(CopyFromAndResize));
   m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
   m.impl("record_stream", TORCH_FN(RecordStream));
+  m.impl("_has_compatible_shallow_copy_type",
+         TORCH_FN(HasCompatibleShallowCopyType));
   m.impl("convolution_overrideable",
          torch::CppFunction::makeFromBoxedFunction<&ConvolutionOverrideable>());
   m.impl("convolution_backward_overrideable",

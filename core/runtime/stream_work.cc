@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/runtime/autograd_thread_workers.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/torch_status.h"
 #include "core/runtime/torch_stream.h"
@@ -166,6 +167,7 @@ openreg_status RunPendingWork(void* user_data) {
     // the user set (torch.set_num_threads), as PyTorch's own threads do.
     at::init_num_threads();
     pending->work();
+    NoteWorkOnThisThread(device);
   } catch (const c10::OutOfMemoryError& error) {
     Failures().Record(*pending, error.what_without_backtrace(),
                       /*out_of_memory=*/true);

@@ -2,7 +2,7 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
-def sim_driver(name, srcs, hdrs, linkopts = []):
+def sim_driver(name, srcs, hdrs, deps = [], linkopts = []):
     """Declares the driver `name` from its sources.
 
     `<name>_internal` holds the driver's code; it is private, the only way in
@@ -18,9 +18,10 @@ def sim_driver(name, srcs, hdrs, linkopts = []):
       name: the driver's name, e.g. "cpu_sim".
       srcs: the driver's sources, without `<name>_driver.cc`.
       hdrs: its headers.
+      deps: further libraries of the driver's code.
       linkopts: further link options of the .so.
     """
-    deps = [
+    common_deps = [
         "//core/driver:abi",
         "//plugins/sim_support",
     ]
@@ -29,7 +30,7 @@ def sim_driver(name, srcs, hdrs, linkopts = []):
         srcs = srcs,
         hdrs = hdrs,
         copts = ["-fvisibility=hidden"],
-        deps = deps + ["@system_libs//:absl"],
+        deps = common_deps + deps + ["@system_libs//:absl"],
     )
     cc_binary(
         name = "libopenreg_%s.so" % name,
@@ -42,6 +43,6 @@ def sim_driver(name, srcs, hdrs, linkopts = []):
         ] + linkopts,
         linkshared = True,
         visibility = ["//visibility:public"],
-        deps = deps + [":%s_internal" % name],
+        deps = common_deps + [":%s_internal" % name],
     )
     native.exports_files(["conformance_expectations.txt"])

@@ -23,7 +23,10 @@ std::shared_ptr<Stream> Device::CreateStream(openreg_stream handle,
   absl::MutexLock lock(&mu_);
   auto stream = std::make_shared<Stream>(
       handle, index_, priority, &slots_,
-      AdversarialDelay(options_, index_, streams_created_++));
+      AdversarialDelay(options_, index_, streams_created_++),
+      options_.idle_release_ms > 0
+          ? absl::Milliseconds(options_.idle_release_ms)
+          : absl::InfiniteDuration());
   streams_.push_back(stream);
   return stream;
 }

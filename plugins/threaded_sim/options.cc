@@ -60,6 +60,11 @@ constexpr OptionKey kOptionKeys[] = {
        return ParseInteger(value, 0, kMaxAdversarialMaxDelayMicros,
                            &options->adversarial_max_delay_us);
      }},
+    {"idle_release_ms", "an integer from 0 to 3600000",
+     [](absl::string_view value, DriverOptions* options) {
+       return ParseInteger(value, 0, kMaxIdleReleaseMillis,
+                           &options->idle_release_ms);
+     }},
 };
 
 std::string ValidKeys() {

@@ -16,6 +16,8 @@ namespace openreg::threaded_sim {
 inline constexpr int32_t kMaxExecutionSlots = 1024;
 inline constexpr int64_t kDefaultAdversarialMaxDelayMicros = 1000;
 inline constexpr int64_t kMaxAdversarialMaxDelayMicros = 1000000;
+inline constexpr int64_t kDefaultIdleReleaseMillis = 50;
+inline constexpr int64_t kMaxIdleReleaseMillis = 3600000;
 
 struct DriverOptions {
   // How many work items of one device may run at the same time (see
@@ -26,6 +28,10 @@ struct DriverOptions {
   bool adversarial = false;
   uint64_t adversarial_seed = 0;
   int64_t adversarial_max_delay_us = kDefaultAdversarialMaxDelayMicros;
+  // How long a stream's worker waits, idle, before it gives back the OpenMP
+  // worker threads its host functions left it owning (see
+  // third_party/openmp/thread_workers.h); 0 never does.
+  int64_t idle_release_ms = kDefaultIdleReleaseMillis;
 };
 
 // The options an empty string selects.

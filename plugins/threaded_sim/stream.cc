@@ -1,10 +1,13 @@
 #include "plugins/threaded_sim/stream.h"
 
+#include <pthread.h>
+
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "plugins/sim_support/error.h"
+#include "third_party/openmp/thread_workers.h"
 
 namespace openreg::threaded_sim {
 
@@ -30,12 +33,14 @@ std::string AsyncFailure::Describe() const {
 }
 
 Stream::Stream(openreg_stream handle, int32_t device, int32_t priority,
-               ExecutionSlots* slots, AdversarialDelay delay)
+               ExecutionSlots* slots, AdversarialDelay delay,
+               absl::Duration idle_release_delay)
     : handle_(handle),
       device_(device),
       priority_(priority),
       slots_(slots),
-      delay_(delay) {}
+      delay_(delay),
+      idle_release_delay_(idle_release_delay) {}
 
 // worker_ is joined or was never started (Join's contract); a joinable
 // std::thread here would terminate the process, which is the right outcome
@@ -199,10 +204,26 @@ bool Stream::HasWorkOrMustExit() const {
 
 void Stream::WorkerLoop() {
   t_current_worker = this;
+  // Named for people reading a debugger or /proc: the OpenMP workers this
+  // thread may start inherit the name too.
+  pthread_setname_np(pthread_self(), "openreg_stream");
+  // Whether a host function ran since the last release: it may have left this
+  // thread owning OpenMP workers, which slow the whole process's CPU work
+  // until given back (see Note [OpenMP worker pools on device threads]).
+  bool may_own_host_workers = false;
   while (true) {
     WorkItem item;
     {
       absl::MutexLock lock(&mu_);
+      if (may_own_host_workers &&
+          !mu_.AwaitWithTimeout(absl::Condition(this, &Stream::HasWorkOrMustExit),
+                                idle_release_delay_)) {
+        // Outside the lock: the release joins the OpenMP workers.
+        mu_.Unlock();
+        openmp::ReleaseCallingThreadWorkers();
+        may_own_host_workers = false;
+        mu_.Lock();
+      }
       mu_.Await(absl::Condition(this, &Stream::HasWorkOrMustExit));
       // Exit on shutdown, or once a destroyed stream has drained.
       if (stopping_ || queue_.empty()) break;
@@ -211,6 +232,7 @@ void Stream::WorkerLoop() {
       busy_ = true;
     }
     bool holds_slot = false;
+    may_own_host_workers |= item.kind == WorkItem::Kind::kCompute;
     const std::optional<openreg_status> status = Execute(item, &holds_slot);
     {
       absl::MutexLock lock(&mu_);

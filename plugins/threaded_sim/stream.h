@@ -64,8 +64,12 @@ struct AsyncFailure {
 class Stream {
  public:
   // `slots` belongs to the stream's device and outlives the stream.
+  // The worker gives back the OpenMP workers its host functions left it
+  // owning once it has been idle for `idle_release_delay` (see
+  // third_party/openmp/thread_workers.h).
   Stream(openreg_stream handle, int32_t device, int32_t priority,
-         ExecutionSlots* slots, AdversarialDelay delay);
+         ExecutionSlots* slots, AdversarialDelay delay,
+         absl::Duration idle_release_delay);
   // The worker must have been joined (see Join).
   ~Stream();
 
@@ -140,6 +144,7 @@ class Stream {
   ExecutionSlots* const slots_;
   // Used only by the worker thread.
   AdversarialDelay delay_;
+  const absl::Duration idle_release_delay_;
   // Owned by slots_ while queued or granted; see execution_slots.h.
   SlotRequest slot_request_;
 

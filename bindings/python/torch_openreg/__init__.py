@@ -6,6 +6,7 @@ entry point) loads the native core, names PrivateUse1 `openreg`, registers the
 and friends. No device is touched until one is first used.
 """
 
+import atexit
 import os
 
 import torch
@@ -14,6 +15,9 @@ from torch_openreg import _C
 
 # The drivers bundled with the package, searched before OPENREG_DRIVER_PATH.
 _C._set_driver_directory(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+# The core's background threads use PyTorch's Python autograd engine: stop
+# them while the interpreter is still whole.
+atexit.register(_C._stop_background_threads)
 
 
 def _register_backend() -> None:
