@@ -141,24 +141,24 @@ def compiled_transformer_block(device):
     return step
 
 
-def compiled_steps(device):
-    """The compiled CPU references, which the reference process builds too."""
-    return {"train step": compiled_training_step(device),
-            "transformer block fwd+bwd": compiled_transformer_block(device)}
+def compiled_rows(calls, repeats):
+    """The torch.compile rows: compiled openreg against eager openreg and compiled CPU.
 
+    The compiled CPU references are timed in this process, not in the CPU
+    reference process: there (2026-11-23) they took 5-10x their time here
+    (compiled train step 26.9 ms against 2.4 ms) while its eager references
+    did not, which is not understood yet (docs/performance.md).
+    """
+    def in_process(step):
+        return lambda n: seconds_per_call(step, n)
 
-def compiled_rows(cpu, calls, repeats):
-    """The torch.compile rows: compiled openreg against eager openreg (here) and compiled CPU (in `cpu`)."""
     compiled_step = compiled_training_step("openreg")
-    eager_step = compiled_training_step("openreg", compiled=False)
     yield compare("compiled", "train step vs eager openreg", compiled_step,
-                  lambda n: seconds_per_call(eager_step, n), "openreg eager", calls(50), repeats)
+                  in_process(compiled_training_step("openreg", compiled=False)), "openreg eager", calls(50), repeats)
     yield compare("compiled", "train step vs compiled CPU", compiled_step,
-                  functools.partial(cpu.seconds_per_call, "compiled", "train step"), "CPU compiled", calls(50),
-                  repeats)
+                  in_process(compiled_training_step("cpu")), "CPU compiled", calls(50), repeats)
     yield compare("compiled", "transformer block fwd+bwd vs compiled CPU", compiled_transformer_block("openreg"),
-                  functools.partial(cpu.seconds_per_call, "compiled", "transformer block fwd+bwd"), "CPU compiled",
-                  calls(20), repeats)
+                  in_process(compiled_transformer_block("cpu")), "CPU compiled", calls(20), repeats)
 
 
 def small_mlp_adam(device):
@@ -177,10 +177,9 @@ def small_mlp_adam(device):
     return {"small MLP step with Adam": step}
 
 
-# The suites whose CPU reference (eager, or compiled for "compiled") the
-# reference process builds too.
+# The suites whose CPU eager reference the reference process builds too.
 CPU_SUITES = {"tiny ops": tiny_ops, "allocation": allocations, "large compute": large_ops,
-              "training": training_step, "host CPU": small_mlp_adam, "compiled": compiled_steps}
+              "training": training_step, "host CPU": small_mlp_adam}
 
 
 def copies(size):
@@ -260,7 +259,7 @@ def main():
                       functools.partial(cpu.seconds_per_call, "host CPU", name), "CPU eager, fresh process",
                       calls(300), repeats)
         print(json.dumps(row), flush=True)
-    for row in compiled_rows(cpu, calls, repeats):
+    for row in compiled_rows(calls, repeats):
         print(json.dumps(row), flush=True)
     cpu.close()
     reference_fn, cases = copies(64 * MiB)

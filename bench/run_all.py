@@ -5,7 +5,7 @@
 Runs bench/python_suite.py once per driver (compute, allocation, copies,
 training step, torch.compile'd steps, CPU work after openreg and stream
 overlap, each against its reference measured alternately in the same run;
-CPU eager and compiled CPU in a process that never loads openreg) and the C++
+CPU eager in a process that never loads openreg) and the C++
 Google Benchmarks of the
 caching allocator and of the drivers. Prints one table: each row a
 measurement with the openreg figure on each driver, the reference measured in
