@@ -3,11 +3,12 @@
     bazel run //bench:all [-- --repeats 5] [-- --quick] [-- --no-write]
 
 Runs bench/python_suite.py once per driver (compute, allocation, copies,
-training step, CPU work after openreg and stream overlap, each against its
-reference measured alternately in the same run; CPU eager in a process that
-never loads openreg), bench/distributed_suite.py once per driver (all_reduce
-and a DDP step on two ranks against CPU tensors with Gloo) and the C++ Google
-Benchmarks of the caching allocator and of the drivers. Prints one table: each row a
+training step, torch.compile'd steps, CPU work after openreg and stream
+overlap, each against its reference measured alternately in the same run;
+CPU eager in a process that never loads openreg), bench/distributed_suite.py
+once per driver (all_reduce and a DDP step on two ranks against CPU tensors
+with Gloo) and the C++ Google Benchmarks of the caching allocator and of the
+drivers. Prints one table: each row a
 measurement with the openreg figure on each driver, the reference measured in
 the same run, the median ratio with its spread (min-max over repeats) and the
 project's target. Unless --no-write, writes docs/benchmarks/results.json,
@@ -40,6 +41,9 @@ TARGETS = {
     ("copies, 64 MiB", ""): {d: ("<=", 1 / 0.8) for d in DRIVERS},
     ("training", ""): {"cpu_sim": ("<=", 1.15), "threaded_sim": ("<=", 1.3)},
     ("streams", ""): {"threaded_sim": (">=", 1.7)},
+    ("compiled", "train step vs eager openreg"): {d: ("<=", 0.6) for d in DRIVERS},
+    ("compiled", "train step vs compiled CPU"): {d: ("<=", 1.15) for d in DRIVERS},
+    ("compiled", "transformer block"): {d: ("<=", 1.15) for d in DRIVERS},
     ("allocation", "empty+drop 1 KiB"): {d: ("<=", 1.5) for d in DRIVERS},
     ("host CPU", ""): {d: ("<=", 1.05) for d in DRIVERS},
     ("allocator, C++", "cache hit"): {d: ("ns<", 200.0) for d in DRIVERS},

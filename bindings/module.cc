@@ -3,11 +3,14 @@
 // c10::Error and become Python exceptions through torch's translators.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <string>
+#include <vector>
 
 #include "bindings/distributed.h"
+#include "core/compile/compiled_kernel_launch.h"
 #include "core/runtime/autograd_thread_workers.h"
 #include "core/runtime/backend_meta.h"
 #include "core/runtime/generator.h"
@@ -70,6 +73,28 @@ py::dict HostMemoryStats() {
   result["num_host_alloc"] = stats.num_host_alloc;
   result["num_host_free"] = stats.num_host_free;
   return result;
+}
+
+// A compiled kernel's arguments as the core takes them: tensors, ints and
+// floats, in order (Note [Launching compiled kernels]).
+std::vector<CompiledKernelValue> KernelValues(const py::tuple& arguments) {
+  std::vector<CompiledKernelValue> values;
+  values.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    PyObject* argument = arguments[i].ptr();
+    if (THPVariable_Check(argument)) {
+      values.emplace_back(THPVariable_Unpack(argument));
+    } else if (PyLong_Check(argument) && !PyBool_Check(argument)) {
+      values.emplace_back(py::cast<int64_t>(arguments[i]));
+    } else if (PyFloat_Check(argument)) {
+      values.emplace_back(PyFloat_AS_DOUBLE(argument));
+    } else {
+      throw py::type_error("compiled kernel argument " + std::to_string(i) +
+                           " must be a tensor, an int or a float, got " +
+                           std::string(py::str(arguments[i].get_type())));
+    }
+  }
+  return values;
 }
 
 // A stream as the (stream_id, device_index, device_type) triple torch.Stream
@@ -152,6 +177,15 @@ PYBIND11_MODULE(_C, m) {
   });
   // Called by torch_openreg.distributed once torch.distributed is imported.
   m.def("_register_distributed", [m]() mutable { RegisterDistributedBindings(m); });
+  m.def("_launch_kernel", [](uintptr_t entry, const std::string& kernel_name,
+                             const std::string& signature,
+                             const py::tuple& arguments) {
+    std::vector<CompiledKernelValue> values = KernelValues(arguments);
+    py::gil_scoped_release no_gil;
+    ThrowIfError(LaunchCompiledKernel(
+        reinterpret_cast<CompiledKernelEntry>(entry), kernel_name, signature,
+        values));
+  });
   m.def("_default_generator", [](int64_t device) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(
         DefaultGenerator(static_cast<c10::DeviceIndex>(device))));

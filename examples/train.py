@@ -2,6 +2,7 @@
 
     python examples/train.py                  # on openreg (OPENREG_DRIVER picks the driver)
     python examples/train.py --device cpu     # the same run on the CPU, for comparison
+    python examples/train.py --compile        # model and optimizer step through torch.compile
 
 Only `import torch` is needed: the openreg backend loads through torch's
 backend entry point. The data set is generated here (Gaussian clusters), so
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("--device", default="openreg", help="device to train on (default: openreg)")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--compile", action="store_true", help="torch.compile the model and the optimizer step")
     args = parser.parse_args()
     show_progress = sys.stdout.isatty()
 
@@ -76,6 +78,9 @@ def main() -> None:
     test_x, test_y = features[split:].to(device), labels[split:].to(device)
     model = build_model().to(device)
     optimizer = make_optimizer(model)
+    if args.compile:
+        model = torch.compile(model)
+        optimizer.step = torch.compile(optimizer.step)
     steps_per_epoch = (split + args.batch_size - 1) // args.batch_size
 
     print(f"training on {device}: {split} samples, {steps_per_epoch} steps per epoch, {args.epochs} epochs")

@@ -2,11 +2,14 @@
 # Sets up everything openreg needs on a Debian 12 machine, then builds it and
 # installs it into the project's virtual environment:
 #   1. Debian packages: Bazel 4.2.3 and the C++ libraries the build links;
+#      g++ (with OpenMP) and the Python headers, with which torch.compile's
+#      Inductor builds the kernels it generates at run time (docs/compile.md);
 #   2. the virtual environment ${OPENREG_VENV:-$HOME/.cache/openreg/venv} with
 #      torch==2.13.0, numpy, pytest, matplotlib (the benchmark chart) and
 #      expecttest (torch's test framework, which the OpInfo tests use, imports it);
 #   3. .bazelrc.local: Bazel caches outside the clone, so fresh clones reuse
-#      earlier builds;
+#      earlier builds (Inductor's cache for the compile tests is outside the
+#      clone too: $HOME/.cache/openreg/inductor, made by Inductor itself);
 #   4. only with --with-tsan: abseil's Debian source package, unpacked into
 #      $HOME/.cache/openreg/abseil-src, which `bazel test --config=tsan`
 #      compiles with -fsanitize=thread (Debian's libabsl is not instrumented);
@@ -21,7 +24,9 @@
 set -euo pipefail
 
 readonly TORCH_VERSION="2.13.0"
-readonly APT_PACKAGES=(bazel-bootstrap libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev)
+# g++ and python3-dev: Inductor compiles generated C++ at run time; its CPU
+# kernels (also part of graphs on openreg) include Python.h.
+readonly APT_PACKAGES=(bazel-bootstrap libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev g++ python3-dev)
 readonly PYTHON_PACKAGES=("torch==${TORCH_VERSION}" numpy pytest matplotlib expecttest)
 
 usage() {

@@ -34,3 +34,20 @@ def assert_same(openreg_result: torch.Tensor, cpu_result: torch.Tensor, **tolera
     """The openreg result equals the CPU one: same device type, dtype, shape and values."""
     assert openreg_result.device.type == "openreg", openreg_result.device
     torch.testing.assert_close(openreg_result.cpu(), cpu_result, **tolerances)
+
+
+def use_shared_inductor_cache() -> None:
+    """Points Inductor's caches at the user's cache folder, outside the clone
+    and outside Bazel's per-test temporary HOME, unless TORCHINDUCTOR_CACHE_DIR
+    is set, so every test and both drivers share compiled artifacts. Compiles
+    in the test process (TORCHINDUCTOR_COMPILE_THREADS=1): on two cores a
+    pool of compile workers costs more than it saves for these small graphs.
+    Call before importing torch._inductor."""
+    import pwd
+
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    # An empty value counts as unset: Inductor would take it as the current
+    # directory and fill the clone with its cache.
+    if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(home, ".cache", "openreg", "inductor")
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")

@@ -41,5 +41,22 @@ from torch_openreg import distributed as _distributed  # noqa: E402
 _distributed.register()
 
 
+def _register_compile_support() -> None:
+    # torch.compile support (torch_openreg/_inductor), registered when Dynamo
+    # and Inductor are first imported so `import torch` does not pay for them.
+    from torch_openreg import _inductor
+    from torch_openreg._lazy_registration import register_after_import
+
+    register_after_import(
+        {
+            "torch._dynamo.device_interface": _inductor.register_dynamo,
+            "torch._inductor.compile_fx": _inductor.register_inductor,
+        }
+    )
+
+
+_register_compile_support()
+
+
 def _autoload() -> None:
     """The `torch.backends` entry point. Importing the package did the work."""

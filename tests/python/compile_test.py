@@ -1,0 +1,252 @@
+"""torch.compile on openreg: Inductor generates C++ kernels that run on openreg's streams.
+
+Every test checks that Inductor really generated openreg kernels (a silent
+fallback to eager must fail) and that results equal eager. Compiled
+artifacts are shared through Inductor's cache outside the clone
+(openreg_testing.use_shared_inductor_cache), so the second driver and later
+runs load instead of compiling.
+"""
+
+import importlib.util
+import os
+
+import pytest
+import torch
+
+from openreg_testing import run_python, use_shared_inductor_cache
+
+use_shared_inductor_cache()
+
+import torch._dynamo  # noqa: E402  (after the cache directory is chosen)
+import torch._inductor.metrics as metrics  # noqa: E402
+from torch._inductor.utils import run_and_get_code  # noqa: E402
+
+
+def load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, f"examples/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    metrics.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def assert_generated_openreg_kernels(code: str) -> None:
+    """The wrapper compiled C++ kernels for openreg and calls them (no eager fallback)."""
+    assert metrics.generated_kernel_count > 0
+    assert "openreg_kernels.compile(" in code, code
+
+
+def test_fused_kernel_matches_eager_and_runs_on_openreg():
+    def f(x, y):
+        return (x.sin() + y * 2).relu().sum(dim=1)
+
+    x, y = torch.randn(64, 32), torch.randn(64, 32)
+    out, (code,) = run_and_get_code(torch.compile(f), x.openreg(), y.openreg())
+    assert_generated_openreg_kernels(code)
+    assert out.device.type == "openreg"
+    torch.testing.assert_close(out.cpu(), f(x, y))
+
+
+def test_same_computation_on_cpu_and_openreg_in_one_graph():
+    # The two kernels' C++ is the same but one runs on the Python thread and
+    # the other on a stream: they must stay two kernels.
+    def f(a, b):
+        return a.sin() + 1, b.sin() + 1
+
+    a, b = torch.randn(32), torch.randn(32)
+    out_cpu, out_openreg = torch.compile(f)(a, b.openreg())
+    assert out_cpu.device.type == "cpu" and out_openreg.device.type == "openreg"
+    torch.testing.assert_close(out_cpu, a.sin() + 1)
+    torch.testing.assert_close(out_openreg.cpu(), b.sin() + 1)
+
+
+def test_kernels_are_ordered_with_eager_work_on_a_side_stream():
+    compiled = torch.compile(lambda x: (x * 3).exp().sum(dim=0))
+    x = torch.randn(256, 64)
+    side = torch.openreg.Stream()
+    with torch.openreg.stream(side):
+        # Eager work before and after the compiled kernel, all queued on
+        # `side`; only the final copy to the host waits.
+        staged = x.openreg() + 1
+        out = compiled(staged) * 2
+        done = torch.openreg.Event()
+        done.record()
+    done.synchronize()
+    torch.testing.assert_close(out.cpu(), ((x + 1) * 3).exp().sum(dim=0) * 2)
+    assert metrics.generated_kernel_count > 0
+
+
+def test_example_training_matches_eager():
+    train = load_example("train")
+    features, labels = train.make_dataset(num_samples=256)
+
+    def run(compiled: bool):
+        model = train.build_model().openreg()
+        optimizer = train.make_optimizer(model)
+        step = train.train_step
+        if compiled:
+            model = torch.compile(model)
+            optimizer.step = torch.compile(optimizer.step)
+        losses = [step(model, optimizer, features[i::3].openreg(), labels[i::3].openreg()) for i in range(3)]
+        return torch.stack(losses).cpu(), [p.detach().cpu() for p in model.parameters()]
+
+    compiled_losses, compiled_parameters = run(compiled=True)
+    assert metrics.generated_kernel_count > 0
+    eager_losses, eager_parameters = run(compiled=False)
+    torch.testing.assert_close(compiled_losses, eager_losses, rtol=1e-4, atol=1e-5)
+    for compiled_parameter, eager_parameter in zip(compiled_parameters, eager_parameters):
+        torch.testing.assert_close(compiled_parameter, eager_parameter, rtol=1e-4, atol=1e-5)
+
+
+def test_transformer_block_forward_backward_matches_eager():
+    blocks = load_example("transformer_block")
+    batch = blocks.make_batch()
+    eager_block, compiled_block = blocks.build_block().openreg(), blocks.build_block().openreg()
+    eager_loss = blocks.forward_backward(eager_block, batch.openreg())
+    compiled_loss = blocks.forward_backward(torch.compile(compiled_block), batch.openreg())
+    assert metrics.generated_kernel_count > 0
+    torch.testing.assert_close(compiled_loss.cpu(), eager_loss.cpu(), rtol=1e-4, atol=1e-5)
+    for compiled_parameter, eager_parameter in zip(compiled_block.parameters(), eager_block.parameters()):
+        torch.testing.assert_close(compiled_parameter.grad.cpu(), eager_parameter.grad.cpu(), rtol=1e-3, atol=1e-5)
+
+
+def test_graph_break_recompile_and_dynamic_shapes():
+    def f(x):
+        y = x.cos() * 2
+        torch._dynamo.graph_break()
+        return (y + 1).tanh()
+
+    compiled = torch.compile(f)
+    for rows in (8, 8, 16):
+        x = torch.randn(rows, 4)
+        torch.testing.assert_close(compiled(x.openreg()).cpu(), f(x))
+    assert metrics.generated_kernel_count > 0
+
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    dynamic = torch.compile(lambda x: x.sigmoid() * x.sum(), dynamic=True)
+    for rows in (5, 9, 13):
+        x = torch.randn(rows, 3)
+        torch.testing.assert_close(dynamic(x.openreg()).cpu(), x.sigmoid() * x.sum())
+    # One graph serves every size.
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def test_max_autotune_extern_mm_and_fallback_op():
+    def f(a, b):
+        # mm is an extern kernel, cdist one Inductor does not lower: both
+        # run as openreg's eager ops between generated kernels.
+        product = torch.relu(a @ b)
+        return torch.cdist(product, product).sum(dim=1) + 1
+
+    a, b = torch.randn(16, 8), torch.randn(8, 16)
+    compiled = torch.compile(f, mode="max-autotune-no-cudagraphs")
+    out, (code,) = run_and_get_code(compiled, a.openreg(), b.openreg())
+    assert_generated_openreg_kernels(code)
+    torch.testing.assert_close(out.cpu(), f(a, b), rtol=1e-4, atol=1e-4)
+
+
+def test_bad_launch_arguments_raise_and_leave_the_process_working():
+    from torch_openreg import _C
+
+    tensor = torch.ones(4).openreg()
+    with pytest.raises(ValueError, match="takes 2 arguments"):
+        _C._launch_kernel(1, "k", "PI", (tensor,))
+    with pytest.raises(ValueError, match="argument 1 must be an int, got a tensor"):
+        _C._launch_kernel(1, "k", "PI", (tensor, tensor))
+    with pytest.raises(ValueError, match="openreg tensor or a CPU scalar"):
+        _C._launch_kernel(1, "k", "P", (torch.ones(4),))
+    with pytest.raises(ValueError, match="written by the kernel and must be an openreg tensor"):
+        _C._launch_kernel(1, "k", "M", (torch.ones(()),))
+    with pytest.raises(ValueError, match="expected only 'P', 'M', 'I' or 'F'"):
+        _C._launch_kernel(1, "k", "X", (tensor,))
+    with pytest.raises(ValueError, match="has no openreg tensor argument"):
+        _C._launch_kernel(1, "k", "P", (torch.ones(()),))
+    with pytest.raises(ValueError, match="entry point is null"):
+        _C._launch_kernel(0, "k", "P", (tensor,))
+    with pytest.raises(TypeError, match="must be a tensor, an int or a float"):
+        _C._launch_kernel(1, "k", "P", ("text",))
+    assert (tensor + 1).sum().item() == 8
+
+
+def test_cpp_wrapper_is_refused_by_inductor_with_a_reason():
+    # In a child: a failed compile leaves Inductor state behind.
+    result = run_python(
+        """
+        import torch
+        import torch._inductor.config as config
+        config.cpp_wrapper = True
+        try:
+            torch.compile(lambda x: x + 1)(torch.ones(2).openreg())
+        except Exception as error:
+            print(type(error).__name__, error)
+        """,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Device openreg not supported" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(os.environ.get("OPENREG_DRIVER") != "threaded_sim", reason="threaded_sim's adversarial mode")
+def test_training_matches_eager_under_adversarial_delays():
+    # Random delays before every queued item: a compiled kernel that ran
+    # before the eager work it reads, or after the memory it touches was
+    # reused, would change the losses.
+    result = run_python(
+        """
+        import importlib.util, torch
+        spec = importlib.util.spec_from_file_location("train", "examples/train.py")
+        train = importlib.util.module_from_spec(spec); spec.loader.exec_module(train)
+        features, labels = train.make_dataset(num_samples=256)
+
+        def run(compiled):
+            model = train.build_model().openreg()
+            optimizer = train.make_optimizer(model)
+            if compiled:
+                model = torch.compile(model)
+                optimizer.step = torch.compile(optimizer.step)
+            return torch.stack([train.train_step(model, optimizer, features[i::3].openreg(), labels[i::3].openreg())
+                                for i in range(3)]).cpu()
+
+        torch.testing.assert_close(run(True), run(False), rtol=1e-4, atol=1e-5)
+        print("same")
+        """,
+        env={"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=11"},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "same" in result.stdout
+
+
+def test_import_torch_does_not_import_dynamo_and_registration_follows_it():
+    result = run_python(
+        """
+        import sys, torch
+        assert "torch._dynamo" not in sys.modules and "torch._inductor.compile_fx" not in sys.modules
+        from torch._dynamo.device_interface import get_interface_for_device
+        print(get_interface_for_device("openreg").__name__)
+        import torch._inductor.compile_fx
+        from torch._inductor.codegen.common import get_scheduling_for_device, get_device_op_overrides
+        print(get_scheduling_for_device("openreg").__name__, type(get_device_op_overrides("openreg")).__name__)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["OpenRegInterface", "OpenRegScheduling", "OpenRegDeviceOpOverrides"]
+
+
+def test_second_device():
+    def f(x, w):
+        return (x @ w).relu().sum(dim=0) + 1
+
+    x, w = torch.randn(16, 8), torch.randn(8, 4)
+    out = torch.compile(f)(x.to("openreg:1"), w.to("openreg:1"))
+    assert out.device == torch.device("openreg:1")
+    assert metrics.generated_kernel_count > 0
+    torch.testing.assert_close(out.cpu(), f(x, w), rtol=1e-5, atol=1e-5)
