@@ -10,8 +10,8 @@ reference run by run, as the noisy shared machine needs.
 
 Protocol: one JSON request per line on stdin, {"suite": ..., "name": ...,
 "calls": n}; one JSON reply per line on stdout, {"seconds": s}. The worker
-builds a suite's CPU cases with python_suite's own constructors, so both
-processes time the same code.
+builds a suite's CPU cases with the constructors in cases.py, as the
+suite does, so both processes time the same code.
 """
 
 import json
@@ -45,16 +45,16 @@ def serve():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import torch
 
-    import python_suite
+    import cases
 
     assert not hasattr(torch, "openreg"), "the reference process must not load openreg"
-    cases = {}
+    built = {}
     for line in sys.stdin:
         request = json.loads(line)
         suite = request["suite"]
-        if suite not in cases:
-            cases[suite] = python_suite.CPU_SUITES[suite]("cpu")
-        seconds = python_suite.seconds_per_call(cases[suite][request["name"]], request["calls"])
+        if suite not in built:
+            built[suite] = cases.CPU_SUITES[suite]("cpu")
+        seconds = cases.seconds_per_call(built[suite][request["name"]], request["calls"])
         print(json.dumps({"seconds": seconds}), flush=True)
 
 

@@ -1,0 +1,137 @@
+"""The benchmark cases, built for either device, and how they are timed.
+
+Shared by python_suite.py (openreg and in-process references) and
+cpu_reference.py (CPU eager in a process that never loads openreg), so both
+time the same code.
+"""
+
+import importlib.util
+import os
+import time
+
+import torch
+
+
+MiB = 2**20
+
+
+def load_example(name="train"):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"{name}_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def synchronize():
+    if hasattr(torch, "openreg"):  # not loaded in the CPU reference process
+        torch.openreg.synchronize()
+
+
+def seconds_per_call(function, calls: int) -> float:
+    """Seconds per call of function(), after a warm-up; waits for openreg work."""
+    for _ in range(max(3, calls // 10)):
+        function()
+    synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    synchronize()
+    return (time.perf_counter() - start) / calls
+
+
+def tiny_ops(device):
+    a = torch.ones(16, device=device)
+    b = torch.ones(4, 4, device=device)
+    return {
+        "add, 16 floats": lambda: a + a,
+        "matmul 4x4": lambda: b @ b,
+        "view": lambda: b.view(16),
+        "in-place mul_": lambda: a.mul_(1.0),
+    }
+
+
+def large_ops(device):
+    x = torch.randn(1024, 1024).to(device)
+    y = torch.randn(2048, 2048).to(device)
+    image = torch.randn(8, 16, 64, 64).to(device)
+    weight = torch.randn(32, 16, 3, 3).to(device)
+    return {
+        "matmul 1024^2": lambda: x @ x,
+        "matmul 2048^2": lambda: y @ y,
+        "conv2d 8x16x64x64, 3x3": lambda: torch.nn.functional.conv2d(image, weight, padding=1),
+        "softmax 1024^2": lambda: x.softmax(dim=1),
+    }
+
+
+def allocations(device):
+    def miss():
+        torch.empty(16 * MiB, device=device)
+        if device == "openreg":
+            torch.openreg.empty_cache()  # every allocation reaches the driver
+
+    return {
+        "empty+drop 1 KiB (cache hit)": lambda: torch.empty(256, device=device),
+        "empty+drop 64 MiB (cache hit)": lambda: torch.empty(16 * MiB, device=device),
+        "empty+drop 64 MiB (cache miss)": miss,
+    }
+
+
+def training_step(device):
+    example = load_example()
+    features, labels = example.make_dataset(num_samples=1024)
+    model = example.build_model().to(device)
+    optimizer = example.make_optimizer(model)
+    x, y = features[:256].to(device), labels[:256].to(device)
+    return {"train step, examples/train.py model": lambda: example.train_step(model, optimizer, x, y)}
+
+
+def compiled_training_step(device, compiled=True):
+    """A training step of the example's model, torch.compile'd (model and optimizer step)."""
+    example = load_example()
+    features, labels = example.make_dataset(num_samples=1024)
+    model = example.build_model().to(device)
+    optimizer = example.make_optimizer(model)
+    if compiled:
+        model = torch.compile(model)
+        optimizer.step = torch.compile(optimizer.step)
+    x, y = features[:256].to(device), labels[:256].to(device)
+
+    def step():
+        return example.train_step(model, optimizer, x, y)
+
+    step()  # compiles outside the timing
+    return step
+
+
+def compiled_transformer_block(device):
+    blocks = load_example("transformer_block")
+    block = torch.compile(blocks.build_block().to(device))
+    batch = blocks.make_batch().to(device)
+
+    def step():
+        return blocks.forward_backward(block, batch)
+
+    step()
+    return step
+
+
+def small_mlp_adam(device):
+    """The issue-17 workload: MLP 32->256->4, batch 256, Adam."""
+    generator = torch.Generator().manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4)).to(device)
+    optimizer = torch.optim.Adam(model.parameters())
+    x = torch.randn(256, 32, generator=generator).to(device)
+    y = torch.randn(256, 4, generator=generator).to(device)
+
+    def step():
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+    return {"small MLP step with Adam": step}
+
+
+# The suites whose CPU eager reference the reference process builds too.
+CPU_SUITES = {"tiny ops": tiny_ops, "allocation": allocations, "large compute": large_ops,
+              "training": training_step, "host CPU": small_mlp_adam}
