@@ -26,8 +26,11 @@ def launch(args) -> int:
         port = probe.getsockname()[1]
     ranks = []
     for rank in range(2):
+        # One OpenMP thread per rank, as torchrun gives each of several
+        # processes: otherwise two ranks' OpenMP teams fight over the cores,
+        # and the result depends on libgomp's spinning more than on openreg.
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   GLOO_SOCKET_IFNAME="lo")
+                   GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
         ranks.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env=env,
                                       stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL))
     output, _ = ranks[0].communicate(timeout=1200)
