@@ -167,7 +167,6 @@ openreg_status RunPendingWork(void* user_data) {
     // the user set (torch.set_num_threads), as PyTorch's own threads do.
     at::init_num_threads();
     pending->work();
-    NoteWorkOnThisThread(device);
   } catch (const c10::OutOfMemoryError& error) {
     Failures().Record(*pending, error.what_without_backtrace(),
                       /*out_of_memory=*/true);
@@ -183,6 +182,8 @@ openreg_status RunPendingWork(void* user_data) {
     status = OPENREG_ERROR_LAUNCH_FAILURE;
   }
   inside_enqueued_work = was_inside;
+  // Failed kernels too: they may have started OpenMP workers all the same.
+  NoteWorkOnThisThread(device);
   Completed().Push(pending);  // from here on `pending` may be destroyed
   InFlight().Done(device);
   return status;
