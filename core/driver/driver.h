@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/driver/driver_loader.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "core/driver/validation_layer.h"
 
 namespace openreg {

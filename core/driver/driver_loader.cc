@@ -180,7 +180,7 @@ absl::Status ValidateDriverApi(const openreg_driver_api* api,
         ", but this openreg core implements ABI version ",
         OPENREG_DRIVER_ABI_VERSION_MAJOR, ".", OPENREG_DRIVER_ABI_VERSION_MINOR,
         "; major versions must match. Rebuild the driver against this "
-        "core's core/driver/openreg_driver.h."));
+        "core's driver_abi/openreg_driver.h."));
   }
   if (api->struct_size < OPENREG_DRIVER_API_STRUCT_SIZE_V1_0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -234,7 +234,7 @@ absl::StatusOr<LoadedDriverLibrary> LoadDriverLibrary(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(
         "could not load openreg driver ", path,
         " as a shared library: ", error ? error : "unknown dlopen error",
-        ". Expected a .so built against core/driver/openreg_driver.h."));
+        ". Expected a .so built against driver_abi/openreg_driver.h."));
   }
   auto close_on_error = [&](absl::Status status) {
     dlclose(handle);

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg {
 

@@ -4,7 +4,7 @@
 
 #include <c10/core/Stream.h>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg {
 

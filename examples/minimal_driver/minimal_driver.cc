@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace {
 

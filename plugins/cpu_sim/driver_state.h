@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/cpu_sim/event.h"
 #include "plugins/cpu_sim/stream.h"
 #include "plugins/sim_support/config.h"

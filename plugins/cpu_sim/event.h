@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/handle_registry.h"
 
 namespace openreg::cpu_sim {

@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/handle_registry.h"
 
 namespace openreg::cpu_sim {

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg::sim {
 

@@ -23,7 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/error.h"  // DriverName(), which the macro defines
 #include "plugins/sim_support/shared_api.h"
 

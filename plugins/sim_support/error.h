@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg::sim {
 

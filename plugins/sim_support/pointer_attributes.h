@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/allocation_table.h"
 
 namespace openreg::sim {

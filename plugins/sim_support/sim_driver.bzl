@@ -22,7 +22,7 @@ def sim_driver(name, srcs, hdrs, deps = [], linkopts = []):
       linkopts: further link options of the .so.
     """
     common_deps = [
-        "//core/driver:abi",
+        "//driver_abi",
         "//plugins/sim_support",
     ]
     cc_library(

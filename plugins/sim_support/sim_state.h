@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/device_memory.h"
 #include "plugins/sim_support/pinned_host_memory.h"
 #include "plugins/sim_support/pointer_attributes.h"

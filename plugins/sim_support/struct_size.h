@@ -3,7 +3,7 @@
 #ifndef OPENREG_PLUGINS_SIM_SUPPORT_STRUCT_SIZE_H_
 #define OPENREG_PLUGINS_SIM_SUPPORT_STRUCT_SIZE_H_
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 // True when `object` (a pointer to `type`) declares a struct_size that
 // includes `field`.

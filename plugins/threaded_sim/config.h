@@ -4,7 +4,7 @@
 #ifndef OPENREG_PLUGINS_THREADED_SIM_CONFIG_H_
 #define OPENREG_PLUGINS_THREADED_SIM_CONFIG_H_
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/config.h"
 #include "plugins/threaded_sim/options.h"
 

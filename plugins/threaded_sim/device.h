@@ -23,7 +23,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/execution_slots.h"
 #include "plugins/threaded_sim/options.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/handle_registry.h"
 #include "plugins/sim_support/sim_state.h"
 #include "plugins/threaded_sim/config.h"

@@ -26,7 +26,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg::threaded_sim {
 

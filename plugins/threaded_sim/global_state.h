@@ -33,7 +33,7 @@
 
 #include <memory>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/threaded_sim/driver_state.h"
 
 namespace openreg::threaded_sim {

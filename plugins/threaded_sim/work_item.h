@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "plugins/threaded_sim/event.h"
 
 namespace openreg::threaded_sim {

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/driver_under_test.h"

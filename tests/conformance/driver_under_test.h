@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/expectations.h"
 

@@ -13,7 +13,7 @@
 #include <functional>
 
 #include "absl/container/inlined_vector.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg {
 

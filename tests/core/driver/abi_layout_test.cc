@@ -7,7 +7,7 @@
 // ABI change, which needs a new major version, not an edit here.
 #include <cstddef>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gtest/gtest.h"
 
 namespace openreg {

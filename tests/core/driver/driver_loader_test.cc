@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -385,7 +385,7 @@ TEST(LoadDriverLibraryTest, FileThatIsNotASharedLibrary) {
               absl::StatusCode::kInvalidArgument,
               {absl::StrCat("could not load openreg driver ", path,
                             " as a shared library"),
-               "core/driver/openreg_driver.h"});
+               "driver_abi/openreg_driver.h"});
 }
 
 TEST(LoadDriverLibraryTest, FileThatDoesNotExist) {

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "core/driver/driver_status.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

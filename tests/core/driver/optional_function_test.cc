@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/driver/driver.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

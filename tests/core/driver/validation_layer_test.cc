@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "core/driver/driver.h"
 #include "core/driver/driver_loader.h"
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 #include "gtest/gtest.h"
 
 namespace {

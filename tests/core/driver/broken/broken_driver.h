@@ -12,7 +12,7 @@
 #ifndef OPENREG_TESTS_CORE_DRIVER_BROKEN_BROKEN_DRIVER_H_
 #define OPENREG_TESTS_CORE_DRIVER_BROKEN_BROKEN_DRIVER_H_
 
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 #define BROKEN_DRIVER_EXPORT __attribute__((visibility("default")))
 

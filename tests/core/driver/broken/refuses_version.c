@@ -1,5 +1,5 @@
 /* An entry point that cannot serve any ABI version the core asks for. */
-#include "core/driver/openreg_driver.h"
+#include "driver_abi/openreg_driver.h"
 
 __attribute__((visibility("default"))) openreg_status
 OPENREG_DRIVER_ENTRY_SYMBOL(uint32_t core_abi_major, uint32_t core_abi_minor,
