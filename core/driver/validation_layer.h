@@ -74,7 +74,7 @@ class ValidationLayer {
   friend struct ValidationCalls;
 
   ValidationLayer(const openreg_driver_api& driver,
-                  openreg_context driver_context);
+                  openreg_context driver_context, int32_t device_count);
 
   // Reports `problem`, found in `call`, as the calling thread's error.
   openreg_status Reject(const std::string& call, const absl::Status& problem);
