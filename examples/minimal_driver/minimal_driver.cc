@@ -3,8 +3,10 @@
 // and trains examples/train.py. (minimal_driver_v1.cc is the same driver as
 // written for ABI 1.0.)
 //
-// A context is a heap-allocated State that holds everything the context owns;
-// the driver keeps no process-wide state, so any number of contexts coexist.
+// A context is a State that holds everything the context owns, named by a
+// number that the driver looks up in its registry of live contexts (so a
+// destroyed or made-up context is recognised without touching freed memory).
+// Nothing else is process-wide, so any number of contexts coexist.
 //
 // Execution is synchronous: every copy, memset and host function runs on the
 // calling thread before the call returns, so streams and events are just
@@ -16,7 +18,8 @@
 // It includes only the ABI header and the C++ standard library, and exports
 // one symbol, the entry point.
 //
-// Thread-safety: one mutex per context guards its state. It is never held while a host
+// Thread-safety: the registry's mutex guards the set of live contexts, and one
+// mutex per context guards its state. Neither is held while a host
 // function runs or data is copied, because host functions may call back into
 // the driver. Instead each stream has a mutex held while its work runs, so
 // items of one stream never overlap even when several threads launch them;
@@ -79,13 +82,14 @@ struct Event {
   std::chrono::steady_clock::time_point completed;  // of the latest record
 };
 
-// One context's state. `magic` tells a live context from a destroyed one
-// (best effort: the ABI makes passing a destroyed context a caller error, and
-// its memory may be reused) and from a pointer that was never a context.
-constexpr uint64_t kLiveMagic = 0x6f70656e72656731;  // "openreg1"
-
+// One context's state.
 struct State {
-  uint64_t magic = kLiveMagic;
+  ~State() {
+    for (const auto& [address, allocation] : allocations) {
+      std::free(reinterpret_cast<void*>(address));
+    }
+  }
+
   std::mutex mu;
   int32_t device_count = 0;
   uint64_t capacity = 0;
@@ -99,12 +103,40 @@ struct State {
   std::unordered_map<uint64_t, Event> events;
 };
 
-// The live context `context`, or null after setting the error.
-State* StateOf(openreg_context context, const char* function) {
-  State* state = reinterpret_cast<State*>(context);
-  if (state != nullptr && state->magic == kLiveMagic) return state;
+// --- Contexts: the live ones, by number --------------------------------------
+
+// A context handle is a number, never reused and never a pointer, looked up
+// in this registry of the live contexts. A NULL, destroyed or made-up
+// context is then a failed lookup with a clear error, never a read of freed
+// memory. This is a registry of what exists, not a "current" context: every
+// call names its context. The registry is allocated once and never freed, so
+// it outlives static destructors (the core may still call in during exit).
+struct Contexts {
+  std::mutex mu;  // guards both fields; never held while a State is used
+  uint64_t next_id = 1;
+  std::unordered_map<uint64_t, std::shared_ptr<State>> live;
+};
+
+Contexts& LiveContexts() {
+  static Contexts* contexts = new Contexts;
+  return *contexts;
+}
+
+uint64_t ContextId(openreg_context context) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(context));
+}
+
+// The state of the live context `context`, or null after setting the error.
+// The shared_ptr keeps the state alive for the call.
+std::shared_ptr<State> StateOf(openreg_context context, const char* function) {
+  Contexts& contexts = LiveContexts();
+  std::lock_guard<std::mutex> lock(contexts.mu);
+  auto it = contexts.live.find(ContextId(context));
+  if (it != contexts.live.end()) return it->second;
   Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-       std::string(function) + ": the context is NULL or was destroyed");
+       std::string(function) +
+           ": the context is NULL, was destroyed, or was never returned by "
+           "context_create");
   return nullptr;
 }
 
@@ -199,24 +231,29 @@ openreg_status context_create(const openreg_driver_config* config,
                       options + "'; this driver takes no options");
     }
   }
-  State* state = new State;
+  auto state = std::make_shared<State>();
   state->device_count = device_count;
   state->capacity = capacity;
   state->used.assign(device_count, 0);
-  *context = reinterpret_cast<openreg_context>(state);
+  Contexts& contexts = LiveContexts();
+  std::lock_guard<std::mutex> lock(contexts.mu);
+  const uint64_t id = contexts.next_id++;
+  contexts.live[id] = std::move(state);
+  *context = reinterpret_cast<openreg_context>(static_cast<uintptr_t>(id));
   return OPENREG_SUCCESS;
 }
 
 // Nothing is ever queued (work runs before its call returns), so there is
-// nothing to drop or wait for.
+// nothing to drop or wait for: the State, and the memory it owns, goes with
+// its last reference.
 openreg_status context_destroy(openreg_context context) {
-  State* state = StateOf(context, "context_destroy");
-  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
-  for (const auto& [address, allocation] : state->allocations) {
-    std::free(reinterpret_cast<void*>(address));
+  Contexts& contexts = LiveContexts();
+  std::lock_guard<std::mutex> lock(contexts.mu);
+  if (contexts.live.erase(ContextId(context)) == 0) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                "context_destroy: the context is NULL, was destroyed, or was "
+                "never returned by context_create");
   }
-  state->magic = 0;
-  delete state;
   return OPENREG_SUCCESS;
 }
 
@@ -226,7 +263,7 @@ const char* last_error_message(openreg_context) { return last_error.c_str(); }
 // --- Devices ----------------------------------------------------------------
 
 openreg_status get_device_count(openreg_context context, int32_t* count) {
-  State* state = StateOf(context, "get_device_count");
+  std::shared_ptr<State> state = StateOf(context, "get_device_count");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (count == nullptr) return NullArgument("get_device_count", "count");
@@ -236,10 +273,10 @@ openreg_status get_device_count(openreg_context context, int32_t* count) {
 
 openreg_status get_device_properties(openreg_context context, int32_t device,
                                    openreg_device_properties* props) {
-  State* state = StateOf(context, "get_device_properties");
+  std::shared_ptr<State> state = StateOf(context, "get_device_properties");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state, "get_device_properties", device)) {
+  if (openreg_status status = CheckDevice(state.get(), "get_device_properties", device)) {
     return status;
   }
   if (props == nullptr) return NullArgument("get_device_properties", "props");
@@ -307,42 +344,42 @@ openreg_status Release(State* state, const char* function, int32_t device, void*
 }
 
 openreg_status device_malloc(openreg_context context, int32_t device, size_t size, void** ptr) {
-  State* state = StateOf(context, "device_malloc");
+  std::shared_ptr<State> state = StateOf(context, "device_malloc");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state, "device_malloc", device)) {
+  if (openreg_status status = CheckDevice(state.get(), "device_malloc", device)) {
     return status;
   }
-  return Allocate(state, "device_malloc", device, size, ptr);
+  return Allocate(state.get(), "device_malloc", device, size, ptr);
 }
 
 openreg_status device_free(openreg_context context, int32_t device, void* ptr) {
-  State* state = StateOf(context, "device_free");
+  std::shared_ptr<State> state = StateOf(context, "device_free");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state, "device_free", device)) {
+  if (openreg_status status = CheckDevice(state.get(), "device_free", device)) {
     return status;
   }
-  return Release(state, "device_free", device, ptr);
+  return Release(state.get(), "device_free", device, ptr);
 }
 
 openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
-  State* state = StateOf(context, "host_malloc");
+  std::shared_ptr<State> state = StateOf(context, "host_malloc");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return Allocate(state, "host_malloc", -1, size, ptr);
+  return Allocate(state.get(), "host_malloc", -1, size, ptr);
 }
 
 openreg_status host_free(openreg_context context, void* ptr) {
-  State* state = StateOf(context, "host_free");
+  std::shared_ptr<State> state = StateOf(context, "host_free");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return Release(state, "host_free", -1, ptr);
+  return Release(state.get(), "host_free", -1, ptr);
 }
 
 openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
                                     openreg_pointer_attributes* attributes) {
-  State* state = StateOf(context, "pointer_get_attributes");
+  std::shared_ptr<State> state = StateOf(context, "pointer_get_attributes");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (attributes == nullptr) {
@@ -353,7 +390,7 @@ openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
                 "pointer_get_attributes: attributes->struct_size is too "
                 "small; set it to OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0");
   }
-  auto it = Containing(state, ptr);
+  auto it = Containing(state.get(), ptr);
   const bool known = it != state->allocations.end();
   const int32_t device = known ? it->second.device : -1;
   attributes->memory_type = !known       ? OPENREG_MEMORY_TYPE_UNREGISTERED
@@ -373,10 +410,10 @@ openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
 
 openreg_status mem_get_info(openreg_context context, int32_t device, uint64_t* free_bytes,
                           uint64_t* total_bytes) {
-  State* state = StateOf(context, "mem_get_info");
+  std::shared_ptr<State> state = StateOf(context, "mem_get_info");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state, "mem_get_info", device)) {
+  if (openreg_status status = CheckDevice(state.get(), "mem_get_info", device)) {
     return status;
   }
   if (free_bytes == nullptr || total_bytes == nullptr) {
@@ -393,10 +430,10 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
                            int32_t kind, openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
-    State* state = StateOf(context, "memcpy_async");
+    std::shared_ptr<State> state = StateOf(context, "memcpy_async");
     if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     std::lock_guard<std::mutex> lock(state->mu);
-    found = FindStream(state, "memcpy_async", stream);
+    found = FindStream(state.get(), "memcpy_async", stream);
     if (found == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     if (kind < OPENREG_MEMCPY_HOST_TO_HOST ||
         kind > OPENREG_MEMCPY_DEVICE_TO_DEVICE) {
@@ -412,8 +449,8 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
                             kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
     const bool device_src = kind == OPENREG_MEMCPY_DEVICE_TO_HOST ||
                             kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
-    if ((device_dst && !IsDeviceRange(state, dst, size)) ||
-        (device_src && !IsDeviceRange(state, src, size))) {
+    if ((device_dst && !IsDeviceRange(state.get(), dst, size)) ||
+        (device_src && !IsDeviceRange(state.get(), src, size))) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   "memcpy_async: a device side of the copy is not inside one "
                   "live device allocation");
@@ -428,13 +465,13 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value, s
                            openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
-    State* state = StateOf(context, "memset_async");
+    std::shared_ptr<State> state = StateOf(context, "memset_async");
     if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     std::lock_guard<std::mutex> lock(state->mu);
-    found = FindStream(state, "memset_async", stream);
+    found = FindStream(state.get(), "memset_async", stream);
     if (found == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     if (size == 0) return OPENREG_SUCCESS;
-    if (!IsDeviceRange(state, ptr, size)) {
+    if (!IsDeviceRange(state.get(), ptr, size)) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   "memset_async: the range is not inside one live device "
                   "allocation");
@@ -449,10 +486,10 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value, s
 
 openreg_status stream_create(openreg_context context, int32_t device, int32_t priority,
                             openreg_stream* stream) {
-  State* state = StateOf(context, "stream_create");
+  std::shared_ptr<State> state = StateOf(context, "stream_create");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state, "stream_create", device)) {
+  if (openreg_status status = CheckDevice(state.get(), "stream_create", device)) {
     return status;
   }
   if (stream == nullptr) return NullArgument("stream_create", "stream");
@@ -461,13 +498,13 @@ openreg_status stream_create(openreg_context context, int32_t device, int32_t pr
                 "stream_create: priority " + std::to_string(priority) +
                     " is outside the device's range [0, 0]");
   }
-  *stream = NewHandle<openreg_stream>(state);
+  *stream = NewHandle<openreg_stream>(state.get());
   state->streams[HandleId(*stream)] = std::make_shared<Stream>(device);
   return OPENREG_SUCCESS;
 }
 
 openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
-  State* state = StateOf(context, "stream_destroy");
+  std::shared_ptr<State> state = StateOf(context, "stream_destroy");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (state->streams.erase(HandleId(stream)) == 0) {
@@ -477,15 +514,15 @@ openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
   return OPENREG_SUCCESS;
 }
 
-// Looks up a live stream for a call that needs nothing else of the state->
+// Looks up a live stream for a call that needs nothing else of the state.
 // For query and synchronize that is all: a live stream has always finished.
 openreg_status LookUpStream(openreg_context context, const char* function,
                             openreg_stream stream,
                             std::shared_ptr<Stream>* found = nullptr) {
-  State* state = StateOf(context, function);
+  std::shared_ptr<State> state = StateOf(context, function);
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  std::shared_ptr<Stream> live = FindStream(state, function, stream);
+  std::shared_ptr<Stream> live = FindStream(state.get(), function, stream);
   if (live == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   if (found != nullptr) *found = std::move(live);
   return OPENREG_SUCCESS;
@@ -500,11 +537,11 @@ openreg_status stream_synchronize(openreg_context context, openreg_stream stream
 }
 
 openreg_status stream_wait_event(openreg_context context, openreg_stream stream, openreg_event event) {
-  State* state = StateOf(context, "stream_wait_event");
+  std::shared_ptr<State> state = StateOf(context, "stream_wait_event");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (FindStream(state, "stream_wait_event", stream) == nullptr ||
-      FindEvent(state, "stream_wait_event", event) == nullptr) {
+  if (FindStream(state.get(), "stream_wait_event", stream) == nullptr ||
+      FindEvent(state.get(), "stream_wait_event", event) == nullptr) {
     return OPENREG_ERROR_INVALID_ARGUMENT;
   }
   return OPENREG_SUCCESS;
@@ -528,10 +565,10 @@ openreg_status stream_get_priority(openreg_context context,
 
 openreg_status event_create(openreg_context context, int32_t device, uint32_t flags,
                            openreg_event* event) {
-  State* state = StateOf(context, "event_create");
+  std::shared_ptr<State> state = StateOf(context, "event_create");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state, "event_create", device)) {
+  if (openreg_status status = CheckDevice(state.get(), "event_create", device)) {
     return status;
   }
   if (event == nullptr) return NullArgument("event_create", "event");
@@ -539,13 +576,13 @@ openreg_status event_create(openreg_context context, int32_t device, uint32_t fl
     return Fail(OPENREG_ERROR_NOT_SUPPORTED,
                 "event_create: unknown flags " + std::to_string(flags));
   }
-  *event = NewHandle<openreg_event>(state);
+  *event = NewHandle<openreg_event>(state.get());
   state->events[HandleId(*event)] = Event{device, flags};
   return OPENREG_SUCCESS;
 }
 
 openreg_status event_destroy(openreg_context context, openreg_event event) {
-  State* state = StateOf(context, "event_destroy");
+  std::shared_ptr<State> state = StateOf(context, "event_destroy");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (state->events.erase(HandleId(event)) == 0) {
@@ -556,11 +593,11 @@ openreg_status event_destroy(openreg_context context, openreg_event event) {
 }
 
 openreg_status event_record(openreg_context context, openreg_event event, openreg_stream stream) {
-  State* state = StateOf(context, "event_record");
+  std::shared_ptr<State> state = StateOf(context, "event_record");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  Event* found = FindEvent(state, "event_record", event);
-  std::shared_ptr<Stream> on = FindStream(state, "event_record", stream);
+  Event* found = FindEvent(state.get(), "event_record", event);
+  std::shared_ptr<Stream> on = FindStream(state.get(), "event_record", stream);
   if (found == nullptr || on == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   const int32_t device = on->device;
   if (device != found->device) {
@@ -576,10 +613,10 @@ openreg_status event_record(openreg_context context, openreg_event event, openre
 
 openreg_status CheckEvent(openreg_context context, const char* function,
                           openreg_event event) {
-  State* state = StateOf(context, function);
+  std::shared_ptr<State> state = StateOf(context, function);
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return FindEvent(state, function, event) == nullptr ? OPENREG_ERROR_INVALID_ARGUMENT
+  return FindEvent(state.get(), function, event) == nullptr ? OPENREG_ERROR_INVALID_ARGUMENT
                                                : OPENREG_SUCCESS;
 }
 
@@ -593,11 +630,11 @@ openreg_status event_synchronize(openreg_context context, openreg_event event) {
 
 openreg_status event_elapsed_time(openreg_context context, openreg_event start, openreg_event end,
                                 float* milliseconds) {
-  State* state = StateOf(context, "event_elapsed_time");
+  std::shared_ptr<State> state = StateOf(context, "event_elapsed_time");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  const Event* first = FindEvent(state, "event_elapsed_time", start);
-  const Event* second = FindEvent(state, "event_elapsed_time", end);
+  const Event* first = FindEvent(state.get(), "event_elapsed_time", start);
+  const Event* second = FindEvent(state.get(), "event_elapsed_time", end);
   if (first == nullptr || second == nullptr) {
     return OPENREG_ERROR_INVALID_ARGUMENT;
   }
@@ -640,10 +677,10 @@ openreg_status launch_host_func(openreg_context context, openreg_stream stream, 
 }
 
 openreg_status device_synchronize(openreg_context context, int32_t device) {
-  State* state = StateOf(context, "device_synchronize");
+  std::shared_ptr<State> state = StateOf(context, "device_synchronize");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return CheckDevice(state, "device_synchronize", device);
+  return CheckDevice(state.get(), "device_synchronize", device);
 }
 
 // The table, filled by name from the ABI's function list: every entry is
