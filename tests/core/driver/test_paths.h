@@ -12,6 +12,11 @@ inline constexpr char kMinimalPath[] =
 inline constexpr char kMinimalV1Path[] =
     "examples/minimal_driver/libopenreg_minimal_v1.so";
 
+// "cpu_sim" or "threaded_sim".
+inline std::string ShippedDriverPath(const std::string& name) {
+  return "plugins/" + name + "/libopenreg_" + name + ".so";
+}
+
 inline std::string BrokenDriverPath(const std::string& name) {
   return "tests/core/driver/broken/lib" + name + ".so";
 }
