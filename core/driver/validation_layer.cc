@@ -12,7 +12,12 @@ namespace {
 
 // Every live layer, by its context: a C call carries only the context, and
 // the layer must tell a live context from a destroyed or made-up one before
-// touching it. Validation only; the layer is off on the fast path.
+// touching it. A registry of what exists, not a current state. Validation
+// only; the layer is off on the fast path.
+// Thread-safety: `mutex` guards `layers` and is held only for a lookup, an
+// add or a removal. A layer found here stays alive for the rest of the call
+// without the lock, because the ABI forbids destroying a context (which
+// unregisters its layer) while another call on it is in flight.
 struct LayerRegistry {
   // Destroyed contexts remembered, to name a use after context_destroy.
   static constexpr size_t kGraveyardCapacity = 64;
