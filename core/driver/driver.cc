@@ -79,10 +79,12 @@ absl::StatusOr<std::unique_ptr<Driver>> Driver::Create(
   raw_config.struct_size = OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0;
   raw_config.device_count = config.device_count;
   raw_config.device_memory_bytes = config.device_memory_bytes;
-  raw_config.options = config.options.empty() ? nullptr : config.options.c_str();
+  raw_config.options =
+      config.options.empty() ? nullptr : config.options.c_str();
   const openreg_driver_api& api = library->api();
   openreg_context context = nullptr;
-  if (const openreg_status status = library->CreateContext(&raw_config, &context);
+  if (const openreg_status status =
+          library->CreateContext(&raw_config, &context);
       status != OPENREG_SUCCESS) {
     return DriverStatusToAbsl(status, library->name(), "context_create",
                               api.last_error_message(nullptr));
@@ -197,10 +199,10 @@ absl::StatusOr<PointerAttributes> Driver::GetPointerAttributes(
 
 absl::StatusOr<MemoryInfo> Driver::MemGetInfo(int32_t device) const {
   MemoryInfo info;
-  if (absl::Status s = Check(api_.mem_get_info(context_, device,
-                                               &info.free_bytes,
-                                               &info.total_bytes),
-                             "mem_get_info");
+  if (absl::Status s =
+          Check(api_.mem_get_info(context_, device, &info.free_bytes,
+                                  &info.total_bytes),
+                "mem_get_info");
       !s.ok()) {
     return s;
   }
@@ -263,10 +265,10 @@ absl::StatusOr<int32_t> Driver::StreamGetPriority(
 absl::StatusOr<DriverEvent> Driver::CreateEvent(int32_t device,
                                                 EventFlags flags) const {
   openreg_event event = nullptr;
-  if (absl::Status s = Check(api_.event_create(context_, device,
-                                               static_cast<uint32_t>(flags),
-                                               &event),
-                             "event_create");
+  if (absl::Status s =
+          Check(api_.event_create(context_, device,
+                                  static_cast<uint32_t>(flags), &event),
+                "event_create");
       !s.ok()) {
     return s;
   }
@@ -293,9 +295,9 @@ absl::Status Driver::EventSynchronize(openreg_event event) const {
 absl::StatusOr<float> Driver::EventElapsedMilliseconds(
     openreg_event start, openreg_event end) const {
   float milliseconds = 0;
-  if (absl::Status s = Check(
-          api_.event_elapsed_time(context_, start, end, &milliseconds),
-          "event_elapsed_time");
+  if (absl::Status s =
+          Check(api_.event_elapsed_time(context_, start, end, &milliseconds),
+                "event_elapsed_time");
       !s.ok()) {
     return s;
   }
@@ -309,8 +311,7 @@ absl::Status Driver::LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
 }
 
 absl::Status Driver::DeviceSynchronize(int32_t device) const {
-  return Check(api_.device_synchronize(context_, device),
-               "device_synchronize");
+  return Check(api_.device_synchronize(context_, device), "device_synchronize");
 }
 
 }  // namespace openreg

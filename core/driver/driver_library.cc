@@ -125,7 +125,8 @@ absl::Status ValidateTable(const openreg_driver_api_prefix& api,
         "driver ", path, " reports ABI version ", major, ".",
         api.abi_version_minor, " but a function table of ", api.struct_size,
         " bytes; ABI version ", major, ".", known_minor, " has a table of ",
-        version.table_sizes[known_minor], " bytes. Set struct_size to that "
+        version.table_sizes[known_minor],
+        " bytes. Set struct_size to that "
         "version's size and fill its functions, or report the minor version "
         "whose table you fill."));
   }
@@ -160,9 +161,9 @@ absl::Status ValidateTable(const openreg_driver_api_prefix& api,
 absl::Status ValidateDriverApi(const openreg_driver_api_prefix* api,
                                absl::string_view path) {
   if (api == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "driver ", path, ": ", OPENREG_DRIVER_ENTRY_SYMBOL_NAME,
-        " returned success but no function table."));
+    return absl::InvalidArgumentError(
+        absl::StrCat("driver ", path, ": ", OPENREG_DRIVER_ENTRY_SYMBOL_NAME,
+                     " returned success but no function table."));
   }
   // The version fields sit right after struct_size in every major version;
   // a table too small to hold them cannot be read at all.
@@ -204,11 +205,13 @@ absl::StatusOr<std::shared_ptr<const DriverLibrary>> DriverLibrary::Load(
   };
   void* symbol = dlsym(handle, OPENREG_DRIVER_ENTRY_SYMBOL_NAME);
   if (symbol == nullptr) {
-    return close_on_error(absl::InvalidArgumentError(absl::StrCat(
-        "shared library ", path, " is not an openreg driver: it does not "
-        "export the entry symbol ", OPENREG_DRIVER_ENTRY_SYMBOL_NAME,
-        ". Define it with OPENREG_DRIVER_ENTRY_SYMBOL and default "
-        "visibility.")));
+    return close_on_error(absl::InvalidArgumentError(
+        absl::StrCat("shared library ", path,
+                     " is not an openreg driver: it does not "
+                     "export the entry symbol ",
+                     OPENREG_DRIVER_ENTRY_SYMBOL_NAME,
+                     ". Define it with OPENREG_DRIVER_ENTRY_SYMBOL and default "
+                     "visibility.")));
   }
   auto get_api = reinterpret_cast<openreg_driver_get_api_fn>(symbol);
   const openreg_driver_api* api = nullptr;
@@ -218,9 +221,9 @@ absl::StatusOr<std::shared_ptr<const DriverLibrary>> DriverLibrary::Load(
     // Without a table there is no last_error_message to ask: name the status.
     return close_on_error(absl::FailedPreconditionError(absl::StrCat(
         "driver ", path, " refused to load: its ",
-        OPENREG_DRIVER_ENTRY_SYMBOL_NAME, " returned ", DriverStatusName(status),
-        " for core ABI version ", OPENREG_DRIVER_ABI_VERSION_MAJOR, ".",
-        OPENREG_DRIVER_ABI_VERSION_MINOR,
+        OPENREG_DRIVER_ENTRY_SYMBOL_NAME, " returned ",
+        DriverStatusName(status), " for core ABI version ",
+        OPENREG_DRIVER_ABI_VERSION_MAJOR, ".", OPENREG_DRIVER_ABI_VERSION_MINOR,
         ". A driver must return its table for any version and let the core "
         "decide compatibility; see docs/driver_abi.md.")));
   }

@@ -81,8 +81,8 @@ absl::StatusOr<std::string> ResolveDriverPath(
   }
   return absl::NotFoundError(absl::StrCat(
       "OPENREG_DRIVER='", spec, "' is not a driver that was found (looked for ",
-      file, " in ", SearchDirsForMessage(search_dirs), "). Available drivers: ",
-      AvailableDriversForMessage(search_dirs),
+      file, " in ", SearchDirsForMessage(search_dirs),
+      "). Available drivers: ", AvailableDriversForMessage(search_dirs),
       ". Set OPENREG_DRIVER to one of them, to an absolute path of a driver "
       ".so, or add the driver's directory to OPENREG_DRIVER_PATH."));
 }

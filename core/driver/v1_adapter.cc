@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <utility>
 
 #include "absl/base/attributes.h"
-#include <set>
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
@@ -93,7 +93,9 @@ struct V1Calls {
             openreg_status (*openreg_driver_api_v1::*V1Function)(Args...)>
   struct Forward<V1Function> {
     static openreg_status Call(openreg_context context, Args... args) {
-      if (context == nullptr) [[unlikely]] return NullContext();
+      if (context == nullptr) [[unlikely]] {
+        return NullContext();
+      }
       const openreg_status status =
           (AdapterOf(context).driver_.*V1Function)(args...);
       if (status != OPENREG_SUCCESS && status != OPENREG_ERROR_NOT_READY)
@@ -157,6 +159,7 @@ struct V1Calls {
 // The table entry for `name`: V1Calls::Own's function when there is one,
 // else the forwarder to the 1.x function of that name. A template lambda so
 // that both choices are only looked up for the one taken.
+// clang-format off
 #define OPENREG_V1_ADAPTER_ENTRY(minor, return_type, name, params)        \
   .name = []<typename Own = V1Calls::Own,                                  \
              typename V1 = openreg_driver_api_v1>() {                      \
@@ -166,18 +169,18 @@ struct V1Calls {
       return &V1Calls::Forward<&V1::name>::Call;                           \
     }                                                                      \
   }(),
+// clang-format on
 
 V1Adapter::V1Adapter(const openreg_driver_api_v1& driver)
     : driver_table_(&driver),
       driver_(CoveredFields(driver)),
       missing_priority_message_(MissingPriorityMessage(driver)),
-      table_{
-          .struct_size = sizeof(openreg_driver_api),
-          .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
-          .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
-          .driver_name = driver.driver_name,
-          .driver_version = driver.driver_version,
-          OPENREG_DRIVER_FUNCTIONS(OPENREG_V1_ADAPTER_ENTRY)} {}
+      table_{.struct_size = sizeof(openreg_driver_api),
+             .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
+             .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
+             .driver_name = driver.driver_name,
+             .driver_version = driver.driver_version,
+             OPENREG_DRIVER_FUNCTIONS(OPENREG_V1_ADAPTER_ENTRY)} {}
 
 #undef OPENREG_V1_ADAPTER_ENTRY
 
@@ -195,8 +198,9 @@ openreg_status V1Adapter::CreateContext(const openreg_driver_config* config,
       return Fail(
           this, OPENREG_ERROR_NOT_SUPPORTED,
           absl::StrCat(
-              "openreg driver '", driver_.driver_name, "' implements driver "
-              "ABI ", driver_.abi_version_major, ".", driver_.abi_version_minor,
+              "openreg driver '", driver_.driver_name,
+              "' implements driver ABI ", driver_.abi_version_major, ".",
+              driver_.abi_version_minor,
               ", which has one process-wide instance, and a context of it "
               "already exists; destroy that context first, or update the "
               "driver to ABI 2.0, which allows any number of contexts."));

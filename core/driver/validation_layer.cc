@@ -49,10 +49,10 @@ absl::StatusOr<ValidationLayer*> FindLayer(openreg_context context) {
         "context must not be used again",
         context));
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "'context' %p is not a context of the validation layer: "
-      "ValidationLayer::context() never returned it",
-      context));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("'context' %p is not a context of the validation layer: "
+                      "ValidationLayer::context() never returned it",
+                      context));
 }
 
 // The calling thread's last error, when the layer rather than the driver
@@ -126,13 +126,12 @@ struct ValidationCalls {
   }
 
 // Declares `layer`, the layer of `context`, or rejects the call.
-#define OPENREG_FIND_LAYER(context, function)                           \
-  absl::StatusOr<ValidationLayer*> found_layer = FindLayer(context);    \
-  if (!found_layer.ok()) {                                              \
-    return RejectContext(absl::StrFormat("%s(context=%p)", function,    \
-                                         context),                      \
-                         found_layer.status());                         \
-  }                                                                     \
+#define OPENREG_FIND_LAYER(context, function)                                  \
+  absl::StatusOr<ValidationLayer*> found_layer = FindLayer(context);           \
+  if (!found_layer.ok()) {                                                     \
+    return RejectContext(absl::StrFormat("%s(context=%p)", function, context), \
+                         found_layer.status());                                \
+  }                                                                            \
   ValidationLayer& layer = **found_layer
 
   static openreg_status context_create(const openreg_driver_config* config,
@@ -172,25 +171,30 @@ struct ValidationCalls {
     return (*layer)->driver_.last_error_message((*layer)->driver_context_);
   }
 
-  static openreg_status get_device_count(openreg_context context, int32_t* count) {
+  static openreg_status get_device_count(openreg_context context,
+                                         int32_t* count) {
     OPENREG_FIND_LAYER(context, "get_device_count");
     OPENREG_VALIDATE(count ? absl::OkStatus() : NullArgument("count"),
                      "get_device_count(count=NULL)");
-    return layer.Forward(layer.driver_.get_device_count(layer.driver_context_, count));
+    return layer.Forward(
+        layer.driver_.get_device_count(layer.driver_context_, count));
   }
 
-  static openreg_status get_device_properties(openreg_context context, int32_t device,
-                                            openreg_device_properties* props) {
+  static openreg_status get_device_properties(
+      openreg_context context, int32_t device,
+      openreg_device_properties* props) {
     OPENREG_FIND_LAYER(context, "get_device_properties");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "get_device_properties(device=%d, props=%p)", device,
                      props);
     OPENREG_VALIDATE(props ? absl::OkStatus() : NullArgument("props"),
                      "get_device_properties(device=%d, props=NULL)", device);
-    return layer.Forward(layer.driver_.get_device_properties(layer.driver_context_, device, props));
+    return layer.Forward(layer.driver_.get_device_properties(
+        layer.driver_context_, device, props));
   }
 
-  static openreg_status device_malloc(openreg_context context, int32_t device, size_t size, void** ptr) {
+  static openreg_status device_malloc(openreg_context context, int32_t device,
+                                      size_t size, void** ptr) {
     OPENREG_FIND_LAYER(context, "device_malloc");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "device_malloc(device=%d, size=%d, ptr=%p)", device, size,
@@ -198,7 +202,8 @@ struct ValidationCalls {
     OPENREG_VALIDATE(ptr ? absl::OkStatus() : NullArgument("ptr"),
                      "device_malloc(device=%d, size=%d, ptr=NULL)", device,
                      size);
-    const openreg_status status = layer.driver_.device_malloc(layer.driver_context_, device, size, ptr);
+    const openreg_status status =
+        layer.driver_.device_malloc(layer.driver_context_, device, size, ptr);
     if (status == OPENREG_SUCCESS && size > 0) {
       OPENREG_VALIDATE(
           *ptr ? absl::OkStatus() : DriverReturnedNothing("pointer"),
@@ -208,29 +213,34 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
-  static openreg_status device_free(openreg_context context, int32_t device, void* ptr) {
+  static openreg_status device_free(openreg_context context, int32_t device,
+                                    void* ptr) {
     OPENREG_FIND_LAYER(context, "device_free");
     if (ptr == nullptr) {
       OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                        "device_free(device=%d, ptr=NULL)", device);
-      return layer.Forward(layer.driver_.device_free(layer.driver_context_, device, ptr));
+      return layer.Forward(
+          layer.driver_.device_free(layer.driver_context_, device, ptr));
     }
     absl::StatusOr<ValidationTracker::Allocation> allocation =
         layer.tracker_.TakeDeviceAllocation(device, ptr);
     OPENREG_VALIDATE(allocation.status(), "device_free(device=%d, ptr=%p)",
                      device, ptr);
-    const openreg_status status = layer.driver_.device_free(layer.driver_context_, device, ptr);
+    const openreg_status status =
+        layer.driver_.device_free(layer.driver_context_, device, ptr);
     if (status != OPENREG_SUCCESS) {
       layer.tracker_.ReturnAllocation(ptr, *allocation);
     }
     return layer.Forward(status);
   }
 
-  static openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
+  static openreg_status host_malloc(openreg_context context, size_t size,
+                                    void** ptr) {
     OPENREG_FIND_LAYER(context, "host_malloc");
     OPENREG_VALIDATE(ptr ? absl::OkStatus() : NullArgument("ptr"),
                      "host_malloc(size=%d, ptr=NULL)", size);
-    const openreg_status status = layer.driver_.host_malloc(layer.driver_context_, size, ptr);
+    const openreg_status status =
+        layer.driver_.host_malloc(layer.driver_context_, size, ptr);
     if (status == OPENREG_SUCCESS && size > 0) {
       OPENREG_VALIDATE(
           *ptr ? absl::OkStatus() : DriverReturnedNothing("pointer"),
@@ -248,23 +258,27 @@ struct ValidationCalls {
     absl::StatusOr<ValidationTracker::Allocation> allocation =
         layer.tracker_.TakeHostAllocation(ptr);
     OPENREG_VALIDATE(allocation.status(), "host_free(ptr=%p)", ptr);
-    const openreg_status status = layer.driver_.host_free(layer.driver_context_, ptr);
+    const openreg_status status =
+        layer.driver_.host_free(layer.driver_context_, ptr);
     if (status != OPENREG_SUCCESS) {
       layer.tracker_.ReturnAllocation(ptr, *allocation);
     }
     return layer.Forward(status);
   }
 
-  static openreg_status pointer_get_attributes(openreg_context context,
-      const void* ptr, openreg_pointer_attributes* attributes) {
+  static openreg_status pointer_get_attributes(
+      openreg_context context, const void* ptr,
+      openreg_pointer_attributes* attributes) {
     OPENREG_FIND_LAYER(context, "pointer_get_attributes");
     OPENREG_VALIDATE(attributes ? absl::OkStatus() : NullArgument("attributes"),
                      "pointer_get_attributes(ptr=%p, attributes=NULL)", ptr);
-    return layer.Forward(layer.driver_.pointer_get_attributes(layer.driver_context_, ptr, attributes));
+    return layer.Forward(layer.driver_.pointer_get_attributes(
+        layer.driver_context_, ptr, attributes));
   }
 
-  static openreg_status mem_get_info(openreg_context context, int32_t device, uint64_t* free_bytes,
-                                   uint64_t* total_bytes) {
+  static openreg_status mem_get_info(openreg_context context, int32_t device,
+                                     uint64_t* free_bytes,
+                                     uint64_t* total_bytes) {
     OPENREG_FIND_LAYER(context, "mem_get_info");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "mem_get_info(device=%d, free_bytes=%p, total_bytes=%p)",
@@ -275,8 +289,8 @@ struct ValidationCalls {
                                  : absl::OkStatus(),
         "mem_get_info(device=%d, free_bytes=%p, total_bytes=%p)", device,
         free_bytes, total_bytes);
-    return layer.Forward(
-        layer.driver_.mem_get_info(layer.driver_context_, device, free_bytes, total_bytes));
+    return layer.Forward(layer.driver_.mem_get_info(
+        layer.driver_context_, device, free_bytes, total_bytes));
   }
 
   static absl::Status CheckCopy(const ValidationTracker& tracker, void* dst,
@@ -302,19 +316,21 @@ struct ValidationCalls {
                       : tracker.CheckHostRange(src, size, "src");
   }
 
-  static openreg_status memcpy_async(openreg_context context, void* dst, const void* src, size_t size,
-                                    int32_t kind, openreg_stream stream) {
+  static openreg_status memcpy_async(openreg_context context, void* dst,
+                                     const void* src, size_t size, int32_t kind,
+                                     openreg_stream stream) {
     OPENREG_FIND_LAYER(context, "memcpy_async");
     OPENREG_VALIDATE(
         CheckCopy(layer.tracker_, dst, src, size, kind, stream),
         "memcpy_async(dst=%p, src=%p, size=%d, kind=%d, stream=%p)", dst, src,
         size, kind, stream);
-    return layer.Forward(
-        layer.driver_.memcpy_async(layer.driver_context_, dst, src, size, kind, stream));
+    return layer.Forward(layer.driver_.memcpy_async(layer.driver_context_, dst,
+                                                    src, size, kind, stream));
   }
 
-  static openreg_status memset_async(openreg_context context, void* ptr, int32_t value, size_t size,
-                                    openreg_stream stream) {
+  static openreg_status memset_async(openreg_context context, void* ptr,
+                                     int32_t value, size_t size,
+                                     openreg_stream stream) {
     OPENREG_FIND_LAYER(context, "memset_async");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
     if (problem.ok() && size > 0) {
@@ -324,11 +340,13 @@ struct ValidationCalls {
     OPENREG_VALIDATE(problem,
                      "memset_async(ptr=%p, value=%d, size=%d, stream=%p)", ptr,
                      value, size, stream);
-    return layer.Forward(layer.driver_.memset_async(layer.driver_context_, ptr, value, size, stream));
+    return layer.Forward(layer.driver_.memset_async(layer.driver_context_, ptr,
+                                                    value, size, stream));
   }
 
-  static openreg_status stream_create(openreg_context context, int32_t device, int32_t priority,
-                                     openreg_stream* stream) {
+  static openreg_status stream_create(openreg_context context, int32_t device,
+                                      int32_t priority,
+                                      openreg_stream* stream) {
     OPENREG_FIND_LAYER(context, "stream_create");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "stream_create(device=%d, priority=%d, stream=%p)",
@@ -336,8 +354,8 @@ struct ValidationCalls {
     OPENREG_VALIDATE(stream ? absl::OkStatus() : NullArgument("stream"),
                      "stream_create(device=%d, priority=%d, stream=NULL)",
                      device, priority);
-    const openreg_status status =
-        layer.driver_.stream_create(layer.driver_context_, device, priority, stream);
+    const openreg_status status = layer.driver_.stream_create(
+        layer.driver_context_, device, priority, stream);
     if (status == OPENREG_SUCCESS) {
       OPENREG_VALIDATE(
           *stream ? absl::OkStatus() : DriverReturnedNothing("stream"),
@@ -348,51 +366,63 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
-  static openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
+  static openreg_status stream_destroy(openreg_context context,
+                                       openreg_stream stream) {
     OPENREG_FIND_LAYER(context, "stream_destroy");
     absl::StatusOr<int32_t> device = layer.tracker_.TakeStream(stream);
     OPENREG_VALIDATE(device.status(), "stream_destroy(stream=%p)", stream);
-    const openreg_status status = layer.driver_.stream_destroy(layer.driver_context_, stream);
+    const openreg_status status =
+        layer.driver_.stream_destroy(layer.driver_context_, stream);
     if (status != OPENREG_SUCCESS) layer.tracker_.ReturnStream(stream, *device);
     return layer.Forward(status);
   }
 
-  static openreg_status stream_query(openreg_context context, openreg_stream stream) {
+  static openreg_status stream_query(openreg_context context,
+                                     openreg_stream stream) {
     OPENREG_FIND_LAYER(context, "stream_query");
     OPENREG_VALIDATE(layer.tracker_.LiveStream(stream, "stream").status(),
                      "stream_query(stream=%p)", stream);
-    return layer.Forward(layer.driver_.stream_query(layer.driver_context_, stream));
+    return layer.Forward(
+        layer.driver_.stream_query(layer.driver_context_, stream));
   }
 
-  static openreg_status stream_synchronize(openreg_context context, openreg_stream stream) {
+  static openreg_status stream_synchronize(openreg_context context,
+                                           openreg_stream stream) {
     OPENREG_FIND_LAYER(context, "stream_synchronize");
     OPENREG_VALIDATE(layer.tracker_.LiveStream(stream, "stream").status(),
                      "stream_synchronize(stream=%p)", stream);
-    return layer.Forward(layer.driver_.stream_synchronize(layer.driver_context_, stream));
+    return layer.Forward(
+        layer.driver_.stream_synchronize(layer.driver_context_, stream));
   }
 
-  static openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
-                                        openreg_event event) {
+  static openreg_status stream_wait_event(openreg_context context,
+                                          openreg_stream stream,
+                                          openreg_event event) {
     OPENREG_FIND_LAYER(context, "stream_wait_event");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
-    if (problem.ok()) problem = layer.tracker_.LiveEvent(event, "event").status();
+    if (problem.ok()) {
+      problem = layer.tracker_.LiveEvent(event, "event").status();
+    }
     OPENREG_VALIDATE(problem, "stream_wait_event(stream=%p, event=%p)", stream,
                      event);
-    return layer.Forward(layer.driver_.stream_wait_event(layer.driver_context_, stream, event));
+    return layer.Forward(
+        layer.driver_.stream_wait_event(layer.driver_context_, stream, event));
   }
 
-  static openreg_status stream_get_priority(openreg_context context, openreg_stream stream,
-                                          int32_t* priority) {
+  static openreg_status stream_get_priority(openreg_context context,
+                                            openreg_stream stream,
+                                            int32_t* priority) {
     OPENREG_FIND_LAYER(context, "stream_get_priority");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
     if (problem.ok() && priority == nullptr) problem = NullArgument("priority");
     OPENREG_VALIDATE(problem, "stream_get_priority(stream=%p, priority=%p)",
                      stream, priority);
-    return layer.Forward(layer.driver_.stream_get_priority(layer.driver_context_, stream, priority));
+    return layer.Forward(layer.driver_.stream_get_priority(
+        layer.driver_context_, stream, priority));
   }
 
-  static openreg_status event_create(openreg_context context, int32_t device, uint32_t flags,
-                                    openreg_event* event) {
+  static openreg_status event_create(openreg_context context, int32_t device,
+                                     uint32_t flags, openreg_event* event) {
     OPENREG_FIND_LAYER(context, "event_create");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "event_create(device=%d, flags=%#x, event=%p)", device,
@@ -412,12 +442,14 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
-  static openreg_status event_destroy(openreg_context context, openreg_event event) {
+  static openreg_status event_destroy(openreg_context context,
+                                      openreg_event event) {
     OPENREG_FIND_LAYER(context, "event_destroy");
     absl::StatusOr<ValidationTracker::EventState> state =
         layer.tracker_.TakeEvent(event);
     OPENREG_VALIDATE(state.status(), "event_destroy(event=%p)", event);
-    const openreg_status status = layer.driver_.event_destroy(layer.driver_context_, event);
+    const openreg_status status =
+        layer.driver_.event_destroy(layer.driver_context_, event);
     if (status != OPENREG_SUCCESS) layer.tracker_.ReturnEvent(event, *state);
     return layer.Forward(status);
   }
@@ -427,7 +459,8 @@ struct ValidationCalls {
     absl::StatusOr<ValidationTracker::EventState> state =
         tracker.LiveEvent(event, "event");
     if (!state.ok()) return state.status();
-    absl::StatusOr<int32_t> stream_device = tracker.LiveStream(stream, "stream");
+    absl::StatusOr<int32_t> stream_device =
+        tracker.LiveStream(stream, "stream");
     if (!stream_device.ok()) return stream_device.status();
     if (state->device == *stream_device) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -437,28 +470,34 @@ struct ValidationCalls {
         state->device, *stream_device));
   }
 
-  static openreg_status event_record(openreg_context context, openreg_event event,
-                                    openreg_stream stream) {
+  static openreg_status event_record(openreg_context context,
+                                     openreg_event event,
+                                     openreg_stream stream) {
     OPENREG_FIND_LAYER(context, "event_record");
     OPENREG_VALIDATE(CheckRecord(layer.tracker_, event, stream),
                      "event_record(event=%p, stream=%p)", event, stream);
-    const openreg_status status = layer.driver_.event_record(layer.driver_context_, event, stream);
+    const openreg_status status =
+        layer.driver_.event_record(layer.driver_context_, event, stream);
     if (status == OPENREG_SUCCESS) layer.tracker_.MarkRecorded(event);
     return layer.Forward(status);
   }
 
-  static openreg_status event_query(openreg_context context, openreg_event event) {
+  static openreg_status event_query(openreg_context context,
+                                    openreg_event event) {
     OPENREG_FIND_LAYER(context, "event_query");
     OPENREG_VALIDATE(layer.tracker_.LiveEvent(event, "event").status(),
                      "event_query(event=%p)", event);
-    return layer.Forward(layer.driver_.event_query(layer.driver_context_, event));
+    return layer.Forward(
+        layer.driver_.event_query(layer.driver_context_, event));
   }
 
-  static openreg_status event_synchronize(openreg_context context, openreg_event event) {
+  static openreg_status event_synchronize(openreg_context context,
+                                          openreg_event event) {
     OPENREG_FIND_LAYER(context, "event_synchronize");
     OPENREG_VALIDATE(layer.tracker_.LiveEvent(event, "event").status(),
                      "event_synchronize(event=%p)", event);
-    return layer.Forward(layer.driver_.event_synchronize(layer.driver_context_, event));
+    return layer.Forward(
+        layer.driver_.event_synchronize(layer.driver_context_, event));
   }
 
   static absl::Status CheckTimingEvent(const ValidationTracker& tracker,
@@ -482,9 +521,10 @@ struct ValidationCalls {
     return absl::OkStatus();
   }
 
-  static openreg_status event_elapsed_time(openreg_context context, openreg_event start,
-                                         openreg_event end,
-                                         float* milliseconds) {
+  static openreg_status event_elapsed_time(openreg_context context,
+                                           openreg_event start,
+                                           openreg_event end,
+                                           float* milliseconds) {
     OPENREG_FIND_LAYER(context, "event_elapsed_time");
     absl::Status problem = CheckTimingEvent(layer.tracker_, start, "start");
     if (problem.ok()) problem = CheckTimingEvent(layer.tracker_, end, "end");
@@ -494,12 +534,13 @@ struct ValidationCalls {
     OPENREG_VALIDATE(problem,
                      "event_elapsed_time(start=%p, end=%p, milliseconds=%p)",
                      start, end, milliseconds);
-    return layer.Forward(
-        layer.driver_.event_elapsed_time(layer.driver_context_, start, end, milliseconds));
+    return layer.Forward(layer.driver_.event_elapsed_time(
+        layer.driver_context_, start, end, milliseconds));
   }
 
-  static openreg_status launch_host_func(openreg_context context, openreg_stream stream,
-                                       openreg_host_fn fn, void* user_data) {
+  static openreg_status launch_host_func(openreg_context context,
+                                         openreg_stream stream,
+                                         openreg_host_fn fn, void* user_data) {
     OPENREG_FIND_LAYER(context, "launch_host_func");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
     if (problem.ok() && fn == nullptr) {
@@ -509,14 +550,17 @@ struct ValidationCalls {
     OPENREG_VALIDATE(problem,
                      "launch_host_func(stream=%p, fn=%p, user_data=%p)",
                      stream, reinterpret_cast<void*>(fn), user_data);
-    return layer.Forward(layer.driver_.launch_host_func(layer.driver_context_, stream, fn, user_data));
+    return layer.Forward(layer.driver_.launch_host_func(layer.driver_context_,
+                                                        stream, fn, user_data));
   }
 
-  static openreg_status device_synchronize(openreg_context context, int32_t device) {
+  static openreg_status device_synchronize(openreg_context context,
+                                           int32_t device) {
     OPENREG_FIND_LAYER(context, "device_synchronize");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "device_synchronize(device=%d)", device);
-    return layer.Forward(layer.driver_.device_synchronize(layer.driver_context_, device));
+    return layer.Forward(
+        layer.driver_.device_synchronize(layer.driver_context_, device));
   }
 
 #undef OPENREG_FIND_LAYER

@@ -27,9 +27,9 @@
 // from a destroyed or made-up one before touching it; it records what
 // exists, never a "current" layer. It is created once and never destroyed
 // (a Driver may die during exit), and guarded by its own mutex, which is held
-// only to look up, add or remove a layer, never while the driver runs. The layer's table cannot create a
-// context (it would not know which driver to wrap): its context_create fails
-// with NOT_SUPPORTED; use Wrap.
+// only to look up, add or remove a layer, never while the driver runs. The
+// layer's table cannot create a context (it would not know which driver to
+// wrap): its context_create fails with NOT_SUPPORTED; use Wrap.
 //
 // Ownership: the layer owns the wrapped context from Wrap on. Its own
 // context_destroy destroys the wrapped one; a layer destroyed while its

@@ -59,10 +59,11 @@ absl::StatusOr<int32_t> ValidationTracker::LiveStream(
         argument));
   }
   if (const int32_t* device = streams_.FindDestroyed(stream)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' %p (device %d) was destroyed by stream_destroy or context_destroy "
-        "earlier; a destroyed stream must not be used again",
-        argument, stream, *device));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("'%s' %p (device %d) was destroyed by stream_destroy "
+                        "or context_destroy earlier; a destroyed stream must "
+                        "not be used again",
+                        argument, stream, *device));
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "'%s' %p is not a stream of this driver: stream_create never returned "

@@ -43,7 +43,7 @@ namespace {
 
 constexpr int32_t kDefaultDeviceCount = 2;
 constexpr uint64_t kDefaultDeviceMemory = uint64_t{4} << 30;  // 4 GiB
-constexpr size_t kAlignment = 256;                            // the ABI's minimum
+constexpr size_t kAlignment = 256;  // the ABI's minimum
 
 // A reader or writer touches a field only when struct_size covers it.
 #define HAS_FIELD(type, object, field) \
@@ -177,21 +177,20 @@ Event* FindEvent(State* state, const char* function, openreg_event event) {
 }
 
 // The live allocation containing `ptr`, or end().
-std::map<uintptr_t, Allocation>::iterator Containing(State* state, const void* ptr) {
+std::map<uintptr_t, Allocation>::iterator Containing(State* state,
+                                                     const void* ptr) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
   auto it = state->allocations.upper_bound(address);
   if (it == state->allocations.begin()) return state->allocations.end();
   --it;
-  return address - it->first < it->second.size ? it
-                                                : state->allocations.end();
+  return address - it->first < it->second.size ? it : state->allocations.end();
 }
 
 // [ptr, ptr + size) lies inside one device allocation.
 bool IsDeviceRange(State* state, const void* ptr, size_t size) {
   auto it = Containing(state, ptr);
   return it != state->allocations.end() && it->second.device >= 0 &&
-         reinterpret_cast<uintptr_t>(ptr) - it->first + size <=
-             it->second.size;
+         reinterpret_cast<uintptr_t>(ptr) - it->first + size <= it->second.size;
 }
 
 // --- Lifecycle --------------------------------------------------------------
@@ -227,8 +226,8 @@ openreg_status context_create(const openreg_driver_config* config,
                                                           : nullptr;
     if (options != nullptr && options[std::strspn(options, " ,")] != '\0') {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  std::string("context_create: unknown option in '") +
-                      options + "'; this driver takes no options");
+                  std::string("context_create: unknown option in '") + options +
+                      "'; this driver takes no options");
     }
   }
   auto state = std::make_shared<State>();
@@ -272,11 +271,12 @@ openreg_status get_device_count(openreg_context context, int32_t* count) {
 }
 
 openreg_status get_device_properties(openreg_context context, int32_t device,
-                                   openreg_device_properties* props) {
+                                     openreg_device_properties* props) {
   std::shared_ptr<State> state = StateOf(context, "get_device_properties");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state.get(), "get_device_properties", device)) {
+  if (openreg_status status =
+          CheckDevice(state.get(), "get_device_properties", device)) {
     return status;
   }
   if (props == nullptr) return NullArgument("get_device_properties", "props");
@@ -302,21 +302,21 @@ openreg_status get_device_properties(openreg_context context, int32_t device,
 
 // --- Memory -----------------------------------------------------------------
 
-openreg_status Allocate(State* state, const char* function, int32_t device, size_t size,
-                        void** ptr) {
+openreg_status Allocate(State* state, const char* function, int32_t device,
+                        size_t size, void** ptr) {
   if (ptr == nullptr) return NullArgument(function, "ptr");
   *ptr = nullptr;
   if (size == 0) return OPENREG_SUCCESS;
   if (device >= 0 && size > state->capacity - state->used[device]) {
-    return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
-                std::string(function) + ": device " + std::to_string(device) +
-                    " out of memory: " + std::to_string(size) +
-                    " bytes requested, " +
-                    std::to_string(state->capacity - state->used[device]) +
-                    " free");
+    return Fail(
+        OPENREG_ERROR_OUT_OF_MEMORY,
+        std::string(function) + ": device " + std::to_string(device) +
+            " out of memory: " + std::to_string(size) + " bytes requested, " +
+            std::to_string(state->capacity - state->used[device]) + " free");
   }
   const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  void* memory = rounded < size ? nullptr : std::aligned_alloc(kAlignment, rounded);
+  void* memory =
+      rounded < size ? nullptr : std::aligned_alloc(kAlignment, rounded);
   if (memory == nullptr) {
     return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
                 std::string(function) + ": the host has no " +
@@ -328,7 +328,8 @@ openreg_status Allocate(State* state, const char* function, int32_t device, size
   return OPENREG_SUCCESS;
 }
 
-openreg_status Release(State* state, const char* function, int32_t device, void* ptr) {
+openreg_status Release(State* state, const char* function, int32_t device,
+                       void* ptr) {
   if (ptr == nullptr) return OPENREG_SUCCESS;
   auto it = state->allocations.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == state->allocations.end() || it->second.device != device) {
@@ -343,11 +344,13 @@ openreg_status Release(State* state, const char* function, int32_t device, void*
   return OPENREG_SUCCESS;
 }
 
-openreg_status device_malloc(openreg_context context, int32_t device, size_t size, void** ptr) {
+openreg_status device_malloc(openreg_context context, int32_t device,
+                             size_t size, void** ptr) {
   std::shared_ptr<State> state = StateOf(context, "device_malloc");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state.get(), "device_malloc", device)) {
+  if (openreg_status status =
+          CheckDevice(state.get(), "device_malloc", device)) {
     return status;
   }
   return Allocate(state.get(), "device_malloc", device, size, ptr);
@@ -378,7 +381,7 @@ openreg_status host_free(openreg_context context, void* ptr) {
 }
 
 openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
-                                    openreg_pointer_attributes* attributes) {
+                                      openreg_pointer_attributes* attributes) {
   std::shared_ptr<State> state = StateOf(context, "pointer_get_attributes");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
@@ -408,12 +411,13 @@ openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
   return OPENREG_SUCCESS;
 }
 
-openreg_status mem_get_info(openreg_context context, int32_t device, uint64_t* free_bytes,
-                          uint64_t* total_bytes) {
+openreg_status mem_get_info(openreg_context context, int32_t device,
+                            uint64_t* free_bytes, uint64_t* total_bytes) {
   std::shared_ptr<State> state = StateOf(context, "mem_get_info");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state.get(), "mem_get_info", device)) {
+  if (openreg_status status =
+          CheckDevice(state.get(), "mem_get_info", device)) {
     return status;
   }
   if (free_bytes == nullptr || total_bytes == nullptr) {
@@ -426,8 +430,8 @@ openreg_status mem_get_info(openreg_context context, int32_t device, uint64_t* f
 
 // --- Copies: done before returning -------------------------------------------
 
-openreg_status memcpy_async(openreg_context context, void* dst, const void* src, size_t size,
-                           int32_t kind, openreg_stream stream) {
+openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
+                            size_t size, int32_t kind, openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
     std::shared_ptr<State> state = StateOf(context, "memcpy_async");
@@ -461,8 +465,8 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   return OPENREG_SUCCESS;
 }
 
-openreg_status memset_async(openreg_context context, void* ptr, int32_t value, size_t size,
-                           openreg_stream stream) {
+openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
+                            size_t size, openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
     std::shared_ptr<State> state = StateOf(context, "memset_async");
@@ -484,12 +488,13 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value, s
 
 // --- Streams: nothing is ever pending ----------------------------------------
 
-openreg_status stream_create(openreg_context context, int32_t device, int32_t priority,
-                            openreg_stream* stream) {
+openreg_status stream_create(openreg_context context, int32_t device,
+                             int32_t priority, openreg_stream* stream) {
   std::shared_ptr<State> state = StateOf(context, "stream_create");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state.get(), "stream_create", device)) {
+  if (openreg_status status =
+          CheckDevice(state.get(), "stream_create", device)) {
     return status;
   }
   if (stream == nullptr) return NullArgument("stream_create", "stream");
@@ -532,11 +537,13 @@ openreg_status stream_query(openreg_context context, openreg_stream stream) {
   return LookUpStream(context, "stream_query", stream);
 }
 
-openreg_status stream_synchronize(openreg_context context, openreg_stream stream) {
+openreg_status stream_synchronize(openreg_context context,
+                                  openreg_stream stream) {
   return LookUpStream(context, "stream_synchronize", stream);
 }
 
-openreg_status stream_wait_event(openreg_context context, openreg_stream stream, openreg_event event) {
+openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
+                                 openreg_event event) {
   std::shared_ptr<State> state = StateOf(context, "stream_wait_event");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
@@ -561,14 +568,15 @@ openreg_status stream_get_priority(openreg_context context,
   return OPENREG_SUCCESS;
 }
 
-// --- Events: a record completes at once ---------------------------------------
+// --- Events: a record completes at once -------------------------------------
 
-openreg_status event_create(openreg_context context, int32_t device, uint32_t flags,
-                           openreg_event* event) {
+openreg_status event_create(openreg_context context, int32_t device,
+                            uint32_t flags, openreg_event* event) {
   std::shared_ptr<State> state = StateOf(context, "event_create");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state.get(), "event_create", device)) {
+  if (openreg_status status =
+          CheckDevice(state.get(), "event_create", device)) {
     return status;
   }
   if (event == nullptr) return NullArgument("event_create", "event");
@@ -592,7 +600,8 @@ openreg_status event_destroy(openreg_context context, openreg_event event) {
   return OPENREG_SUCCESS;
 }
 
-openreg_status event_record(openreg_context context, openreg_event event, openreg_stream stream) {
+openreg_status event_record(openreg_context context, openreg_event event,
+                            openreg_stream stream) {
   std::shared_ptr<State> state = StateOf(context, "event_record");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
@@ -616,8 +625,9 @@ openreg_status CheckEvent(openreg_context context, const char* function,
   std::shared_ptr<State> state = StateOf(context, function);
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return FindEvent(state.get(), function, event) == nullptr ? OPENREG_ERROR_INVALID_ARGUMENT
-                                               : OPENREG_SUCCESS;
+  return FindEvent(state.get(), function, event) == nullptr
+             ? OPENREG_ERROR_INVALID_ARGUMENT
+             : OPENREG_SUCCESS;
 }
 
 openreg_status event_query(openreg_context context, openreg_event event) {
@@ -628,8 +638,8 @@ openreg_status event_synchronize(openreg_context context, openreg_event event) {
   return CheckEvent(context, "event_synchronize", event);
 }
 
-openreg_status event_elapsed_time(openreg_context context, openreg_event start, openreg_event end,
-                                float* milliseconds) {
+openreg_status event_elapsed_time(openreg_context context, openreg_event start,
+                                  openreg_event end, float* milliseconds) {
   std::shared_ptr<State> state = StateOf(context, "event_elapsed_time");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
@@ -654,12 +664,13 @@ openreg_status event_elapsed_time(openreg_context context, openreg_event start, 
   return OPENREG_SUCCESS;
 }
 
-// --- Execution ----------------------------------------------------------------
+// --- Execution --------------------------------------------------------------
 
-openreg_status launch_host_func(openreg_context context, openreg_stream stream, openreg_host_fn fn,
-                              void* user_data) {
+openreg_status launch_host_func(openreg_context context, openreg_stream stream,
+                                openreg_host_fn fn, void* user_data) {
   std::shared_ptr<Stream> found;
-  if (openreg_status status = LookUpStream(context, "launch_host_func", stream, &found)) {
+  if (openreg_status status =
+          LookUpStream(context, "launch_host_func", stream, &found)) {
     return status;
   }
   if (fn == nullptr) return NullArgument("launch_host_func", "fn");
@@ -704,7 +715,9 @@ OPENREG_DRIVER_ENTRY_SYMBOL(uint32_t core_abi_major, uint32_t core_abi_minor,
                             const openreg_driver_api** api) {
   (void)core_abi_major;
   (void)core_abi_minor;
-  if (api == nullptr) return NullArgument(OPENREG_DRIVER_ENTRY_SYMBOL_NAME, "api");
+  if (api == nullptr) {
+    return NullArgument(OPENREG_DRIVER_ENTRY_SYMBOL_NAME, "api");
+  }
   *api = &kApi;
   return OPENREG_SUCCESS;
 }

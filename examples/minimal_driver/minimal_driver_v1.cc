@@ -40,7 +40,7 @@ namespace {
 
 constexpr int32_t kDefaultDeviceCount = 2;
 constexpr uint64_t kDefaultDeviceMemory = uint64_t{4} << 30;  // 4 GiB
-constexpr size_t kAlignment = 256;                            // the ABI's minimum
+constexpr size_t kAlignment = 256;  // the ABI's minimum
 
 // A reader or writer touches a field only when struct_size covers it.
 #define HAS_FIELD(type, object, field) \
@@ -110,8 +110,8 @@ Handle NewHandle() {
 openreg_status CheckInitialized(const char* function) {
   if (state.initialized) return OPENREG_SUCCESS;
   return Fail(OPENREG_ERROR_NOT_INITIALIZED,
-              std::string(function) + ": the driver is not initialized; call "
-                                      "init first");
+              std::string(function) +
+                  ": the driver is not initialized; call init first");
 }
 
 openreg_status CheckDevice(const char* function, int32_t device) {
@@ -147,16 +147,14 @@ std::map<uintptr_t, Allocation>::iterator Containing(const void* ptr) {
   auto it = state.allocations.upper_bound(address);
   if (it == state.allocations.begin()) return state.allocations.end();
   --it;
-  return address - it->first < it->second.size ? it
-                                                : state.allocations.end();
+  return address - it->first < it->second.size ? it : state.allocations.end();
 }
 
 // [ptr, ptr + size) lies inside one device allocation.
 bool IsDeviceRange(const void* ptr, size_t size) {
   auto it = Containing(ptr);
   return it != state.allocations.end() && it->second.device >= 0 &&
-         reinterpret_cast<uintptr_t>(ptr) - it->first + size <=
-             it->second.size;
+         reinterpret_cast<uintptr_t>(ptr) - it->first + size <= it->second.size;
 }
 
 // --- Lifecycle --------------------------------------------------------------
@@ -186,9 +184,9 @@ openreg_status Init(const openreg_driver_config* config) {
     }
     // Options are "key=value" pairs separated by commas; this driver knows
     // no key, so anything but blanks and commas is an unknown one.
-    const char* options =
-        HAS_FIELD(openreg_driver_config, config, options) ? config->options
-                                                          : nullptr;
+    const char* options = HAS_FIELD(openreg_driver_config, config, options)
+                              ? config->options
+                              : nullptr;
     if (options != nullptr && options[std::strspn(options, " ,")] != '\0') {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   std::string("init: unknown option in '") + options +
@@ -264,15 +262,15 @@ openreg_status Allocate(const char* function, int32_t device, size_t size,
   *ptr = nullptr;
   if (size == 0) return OPENREG_SUCCESS;
   if (device >= 0 && size > state.capacity - state.used[device]) {
-    return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
-                std::string(function) + ": device " + std::to_string(device) +
-                    " out of memory: " + std::to_string(size) +
-                    " bytes requested, " +
-                    std::to_string(state.capacity - state.used[device]) +
-                    " free");
+    return Fail(
+        OPENREG_ERROR_OUT_OF_MEMORY,
+        std::string(function) + ": device " + std::to_string(device) +
+            " out of memory: " + std::to_string(size) + " bytes requested, " +
+            std::to_string(state.capacity - state.used[device]) + " free");
   }
   const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  void* memory = rounded < size ? nullptr : std::aligned_alloc(kAlignment, rounded);
+  void* memory =
+      rounded < size ? nullptr : std::aligned_alloc(kAlignment, rounded);
   if (memory == nullptr) {
     return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
                 std::string(function) + ": the host has no " +
@@ -496,7 +494,8 @@ openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
   return OPENREG_SUCCESS;
 }
 
-// --- Events: a record completes at once ---------------------------------------
+// --- Events: a record completes at once
+// ---------------------------------------
 
 openreg_status EventCreate(int32_t device, uint32_t flags,
                            openreg_event* event) {
@@ -584,12 +583,14 @@ openreg_status EventElapsedTime(openreg_event start, openreg_event end,
   return OPENREG_SUCCESS;
 }
 
-// --- Execution ----------------------------------------------------------------
+// --- Execution
+// ----------------------------------------------------------------
 
 openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
                               void* user_data) {
   std::shared_ptr<Stream> found;
-  if (openreg_status status = LookUpStream("launch_host_func", stream, &found)) {
+  if (openreg_status status =
+          LookUpStream("launch_host_func", stream, &found)) {
     return status;
   }
   if (fn == nullptr) return NullArgument("launch_host_func", "fn");
@@ -659,7 +660,8 @@ OPENREG_DRIVER_ENTRY_SYMBOL(uint32_t core_abi_major, uint32_t core_abi_minor,
                             const openreg_driver_api_v1** api) {
   (void)core_abi_major;
   (void)core_abi_minor;
-  if (api == nullptr) return NullArgument(OPENREG_DRIVER_ENTRY_SYMBOL_NAME, "api");
+  if (api == nullptr)
+    return NullArgument(OPENREG_DRIVER_ENTRY_SYMBOL_NAME, "api");
   *api = &kApi;
   return OPENREG_SUCCESS;
 }

@@ -2,9 +2,9 @@
 // compile-time check in openreg_driver.h.
 //
 // Released layouts (1.0, 1.1) are frozen: a driver built years ago must
-// still find every field where it left it. These numbers are the layout on LP64 Linux (the
-// only platform openreg builds for); a change to any of them is a breaking
-// ABI change, which needs a new major version, not an edit here.
+// still find every field where it left it. These numbers are the layout on LP64
+// Linux (the only platform openreg builds for); a change to any of them is a
+// breaking ABI change, which needs a new major version, not an edit here.
 #include <cstddef>
 
 #include "driver_abi/openreg_driver.h"
@@ -22,25 +22,28 @@ TEST(AbiLayoutTest, SizeConstantsEndAtTheirLastField) {
                 sizeof(int32_t));
   EXPECT_EQ(OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0,
             offsetof(openreg_pointer_attributes, size) + sizeof(uint64_t));
-  EXPECT_EQ(OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_0,
-            offsetof(openreg_driver_api_v1, device_synchronize) + sizeof(void*));
-  EXPECT_EQ(OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_1,
-            offsetof(openreg_driver_api_v1, stream_get_priority) + sizeof(void*));
+  EXPECT_EQ(
+      OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_0,
+      offsetof(openreg_driver_api_v1, device_synchronize) + sizeof(void*));
+  EXPECT_EQ(
+      OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_1,
+      offsetof(openreg_driver_api_v1, stream_get_priority) + sizeof(void*));
 }
 
 TEST(AbiLayoutTest, NewestSizeConstantsCoverTheWholeStruct) {
   // What the compile-time check asserts, repeated so a weakened check shows.
-  EXPECT_LT(sizeof(openreg_driver_config) -
-                OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0,
-            alignof(openreg_driver_config));
+  EXPECT_LT(
+      sizeof(openreg_driver_config) - OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0,
+      alignof(openreg_driver_config));
   EXPECT_LT(sizeof(openreg_device_properties) -
                 OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0,
             alignof(openreg_device_properties));
   EXPECT_LT(sizeof(openreg_pointer_attributes) -
                 OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0,
             alignof(openreg_pointer_attributes));
-  EXPECT_LT(sizeof(openreg_driver_api_v1) - OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_1,
-            alignof(openreg_driver_api_v1));
+  EXPECT_LT(
+      sizeof(openreg_driver_api_v1) - OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_1,
+      alignof(openreg_driver_api_v1));
 }
 
 TEST(AbiLayoutTest, Version1_0SizesAreFrozen) {
@@ -107,7 +110,7 @@ TEST(AbiLayoutTest, PrefixIsFrozenAndSharedByEveryMajor) {
 // entry in its order.
 TEST(AbiLayoutTest, Version2_0TableIsFrozen) {
   size_t expected_offset = sizeof(openreg_driver_api_prefix);
-#define CHECK_OFFSET(minor, return_type, name, params)                      \
+#define CHECK_OFFSET(minor, return_type, name, params)                     \
   EXPECT_EQ(offsetof(openreg_driver_api, name), expected_offset) << #name; \
   expected_offset += sizeof(void*);
   OPENREG_DRIVER_FUNCTIONS(CHECK_OFFSET)

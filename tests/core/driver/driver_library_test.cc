@@ -34,8 +34,9 @@ void ExpectNotLoaded(const std::string& path) {
 
 // The message of loading `path`, which must fail with `code` and leave
 // nothing loaded.
-std::string LoadError(const std::string& path,
-                      absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+std::string LoadError(
+    const std::string& path,
+    absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
   auto library = DriverLibrary::Load(path);
   EXPECT_FALSE(library.ok()) << path;
   if (library.ok()) return "";
@@ -99,9 +100,8 @@ TEST(DriverLibraryTest, MinimalDriverRejectsDeadAndMadeUpContexts) {
   ASSERT_EQ(api.context_destroy(first), OPENREG_SUCCESS);
   int32_t count = 0;
   int made_up = 0;
-  for (openreg_context dead :
-       {first, static_cast<openreg_context>(nullptr),
-        reinterpret_cast<openreg_context>(&made_up)}) {
+  for (openreg_context dead : {first, static_cast<openreg_context>(nullptr),
+                               reinterpret_cast<openreg_context>(&made_up)}) {
     EXPECT_EQ(api.get_device_count(dead, &count),
               OPENREG_ERROR_INVALID_ARGUMENT);
     EXPECT_THAT(std::string(api.last_error_message(dead)),
@@ -189,8 +189,9 @@ TEST(DriverLibraryTest, RefusesWhatIsNotALibrary) {
                               "shared library"),
                     HasSubstr("driver_abi/openreg_driver.h")));
   const std::string missing = "tests/core/driver/broken/libopenreg_gone.so";
-  EXPECT_THAT(LoadError(missing),
-              HasSubstr(absl::StrCat("could not load openreg driver ", missing)));
+  EXPECT_THAT(
+      LoadError(missing),
+      HasSubstr(absl::StrCat("could not load openreg driver ", missing)));
 }
 
 // --- 1.x libraries -------------------------------------------------------
@@ -212,19 +213,19 @@ TEST(DriverLibraryTest, RefusesASmall1_xTable) {
 }
 
 TEST(DriverLibraryTest, Refuses1_1ClaimedWithoutItsFields) {
-  EXPECT_THAT(
-      LoadError(BrokenDriverPath("minor_without_fields_v1")),
-      AllOf(HasSubstr(absl::StrCat(
-                "reports ABI version 1.1 but a function table of ",
-                OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_0, " bytes")),
-            HasSubstr(absl::StrCat("ABI version 1.1 has a table of ",
-                                   OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_1,
-                                   " bytes"))));
+  EXPECT_THAT(LoadError(BrokenDriverPath("minor_without_fields_v1")),
+              AllOf(HasSubstr(absl::StrCat(
+                        "reports ABI version 1.1 but a function table of ",
+                        OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_0, " bytes")),
+                    HasSubstr(absl::StrCat(
+                        "ABI version 1.1 has a table of ",
+                        OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_1, " bytes"))));
 }
 
 // ABI 1.1 allows a NULL optional function: the library loads and works.
 TEST(DriverLibraryTest, Loads1_1WithANullOptionalFunction) {
-  auto library = DriverLibrary::Load(BrokenDriverPath("null_optional_function_v1"));
+  auto library =
+      DriverLibrary::Load(BrokenDriverPath("null_optional_function_v1"));
   ASSERT_TRUE(library.ok()) << library.status();
   EXPECT_EQ((*library)->abi_version_major(), 1u);
   EXPECT_EQ((*library)->abi_version_minor(), 1u);
@@ -241,8 +242,8 @@ openreg_driver_api_v1 CompleteV1Table() {
   openreg_driver_api_v1 table{};
   void (*dummy)() = reinterpret_cast<void (*)()>(Dummy);
   auto* slots = reinterpret_cast<char*>(&table.init);
-  for (size_t offset = 0;
-       offset + sizeof(dummy) <= sizeof(table) - offsetof(openreg_driver_api_v1, init);
+  for (size_t offset = 0; offset + sizeof(dummy) <=
+                          sizeof(table) - offsetof(openreg_driver_api_v1, init);
        offset += sizeof(dummy)) {
     std::memcpy(slots + offset, &dummy, sizeof(dummy));
   }
@@ -329,10 +330,10 @@ TEST_F(ValidateDriverApi20Test, CompleteTableIsValid) {
 TEST_F(ValidateDriverApi20Test, NullTable) {
   const absl::Status status = ValidateDriverApi(nullptr, "in-memory");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()),
-              AllOf(HasSubstr("in-memory"),
-                    HasSubstr(OPENREG_DRIVER_ENTRY_SYMBOL_NAME),
-                    HasSubstr("no function table")));
+  EXPECT_THAT(
+      std::string(status.message()),
+      AllOf(HasSubstr("in-memory"), HasSubstr(OPENREG_DRIVER_ENTRY_SYMBOL_NAME),
+            HasSubstr("no function table")));
 }
 
 TEST_F(ValidateDriverApi20Test, NewerMinorVersionWithLargerTableIsAccepted) {

@@ -41,9 +41,9 @@ class TempDir {
  public:
   TempDir() {
     const char* root = std::getenv("TEST_TMPDIR");
-    std::string pattern = absl::StrCat(
-        root != nullptr && root[0] != '\0' ? root : "/tmp",
-        "/driver_paths_test.XXXXXX");
+    std::string pattern =
+        absl::StrCat(root != nullptr && root[0] != '\0' ? root : "/tmp",
+                     "/driver_paths_test.XXXXXX");
     path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
   }
   ~TempDir() {
@@ -83,7 +83,8 @@ TEST(DriverFileNameTest, WrapsNameInPrefixAndSuffix) {
   EXPECT_EQ(kDefaultDriverName, "cpu_sim");
 }
 
-// --- ListAvailableDrivers -----------------------------------------------------
+// --- ListAvailableDrivers
+// -----------------------------------------------------
 
 TEST(ListAvailableDriversTest, SortedDeduplicatedAndIgnoresOtherFiles) {
   TempDir first;
@@ -95,8 +96,8 @@ TEST(ListAvailableDriversTest, SortedDeduplicatedAndIgnoresOtherFiles) {
   second.Touch("libopenreg_alpha.so");  // duplicate across directories
   second.Touch("libopenreg_mid.so");
   // None of these is a driver file name.
-  first.Touch("libopenreg_.so");       // empty name
-  first.Touch("libopenreg_x.so.1");    // versioned, not .so
+  first.Touch("libopenreg_.so");     // empty name
+  first.Touch("libopenreg_x.so.1");  // versioned, not .so
   first.Touch("libopenreg_y.txt");
   first.Touch("libother.so");
   first.Touch("openreg_z.so");
@@ -125,7 +126,8 @@ TEST(ListAvailableDriversTest, FindsTheShippedDriver) {
               ElementsAre("cpu_sim"));
 }
 
-// --- ResolveDriverPath --------------------------------------------------------
+// --- ResolveDriverPath
+// --------------------------------------------------------
 
 TEST(ResolveDriverPathTest, EmptySpecMeansCpuSim) {
   const std::string dir = Absolute(kCpuSimDir);

@@ -130,11 +130,13 @@ TEST_P(DriverTest, CopiesTakeACopyKind) {
     void* device = *driver->DeviceMalloc(0, 16);
     const char in[16] = "openreg";
     char out[16] = {};
-    EXPECT_TRUE(driver->MemcpyAsync(device, in, sizeof(in),
-                                    CopyKind::kHostToDevice, stream->get())
+    EXPECT_TRUE(driver
+                    ->MemcpyAsync(device, in, sizeof(in),
+                                  CopyKind::kHostToDevice, stream->get())
                     .ok());
-    EXPECT_TRUE(driver->MemcpyAsync(out, device, sizeof(out),
-                                    CopyKind::kDeviceToHost, stream->get())
+    EXPECT_TRUE(driver
+                    ->MemcpyAsync(out, device, sizeof(out),
+                                  CopyKind::kDeviceToHost, stream->get())
                     .ok());
     EXPECT_STREQ(out, "openreg");
     ExpectError(driver->MemcpyAsync(out, device, sizeof(out),
@@ -167,7 +169,8 @@ TEST_P(DriverTest, A1_0DriverWorksWithOneContextAtATime) {
   EXPECT_TRUE(driver->StreamSynchronize(stream->get()).ok());
 }
 
-// --- On a shipped driver ------------------------------------------------------
+// --- On a shipped driver
+// ------------------------------------------------------
 
 constexpr int32_t kSimDeviceCount = 3;
 constexpr uint64_t kSimDeviceMemory = uint64_t{1} << 20;  // 1 MiB
@@ -228,12 +231,12 @@ TEST_F(CpuSimDriverTest, DevicePropertiesOfMissingDeviceIsOutOfRange) {
 }
 
 TEST_F(CpuSimDriverTest, DeviceMallocPastCapacityIsResourceExhausted) {
-  ExpectError(driver_->DeviceMalloc(0, kSimDeviceMemory + 1).status(),
-              absl::StatusCode::kResourceExhausted,
-              {"openreg driver 'cpu_sim'", "device_malloc failed",
-               "OUT_OF_MEMORY",
-               // The driver's own message.
-               "cpu_sim: device 0 out of memory"});
+  ExpectError(
+      driver_->DeviceMalloc(0, kSimDeviceMemory + 1).status(),
+      absl::StatusCode::kResourceExhausted,
+      {"openreg driver 'cpu_sim'", "device_malloc failed", "OUT_OF_MEMORY",
+       // The driver's own message.
+       "cpu_sim: device 0 out of memory"});
 }
 
 TEST_F(CpuSimDriverTest, DeviceMemoryIsPerDeviceAndFreedMemoryIsReusable) {
@@ -385,8 +388,8 @@ TEST_F(CpuSimDriverTest, CopyThroughTheDevice) {
   std::vector<uint8_t> out(64, 0);
   ASSERT_TRUE(driver_->MemsetAsync(*device, 0, 64, stream->get()).ok());
   ASSERT_TRUE(driver_
-                  ->MemcpyAsync(*device, in.data(), 32,
-                                CopyKind::kHostToDevice, stream->get())
+                  ->MemcpyAsync(*device, in.data(), 32, CopyKind::kHostToDevice,
+                                stream->get())
                   .ok());
   ASSERT_TRUE(driver_
                   ->MemcpyAsync(out.data(), *device, 64,
@@ -399,7 +402,8 @@ TEST_F(CpuSimDriverTest, CopyThroughTheDevice) {
   EXPECT_TRUE(driver_->DeviceFree(0, *device).ok());
 }
 
-// --- Loading and creating contexts ----------------------------------------------
+// --- Loading and creating contexts
+// ----------------------------------------------
 
 TEST(DriverLoadTest, InvalidConfigFailsInContextCreate) {
   DriverConfig config;
@@ -412,10 +416,10 @@ TEST(DriverLoadTest, InvalidConfigFailsInContextCreate) {
   const std::string cpu_sim = ShippedDriverPath("cpu_sim");
   config = SimConfig();
   config.device_count = -1;
-  ExpectError(Driver::Load(cpu_sim, config).status(),
-              absl::StatusCode::kInvalidArgument,
-              {"openreg driver 'cpu_sim'", "context_create failed",
-               "device_count -1"});
+  ExpectError(
+      Driver::Load(cpu_sim, config).status(),
+      absl::StatusCode::kInvalidArgument,
+      {"openreg driver 'cpu_sim'", "context_create failed", "device_count -1"});
   config = SimConfig();
   config.options = "no_such_option=1";
   ExpectError(Driver::Load(cpu_sim, config).status(),

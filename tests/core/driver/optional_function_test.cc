@@ -63,8 +63,7 @@ TEST_P(OptionalFunctionTest, ShippedDriversReportTheCreationPriority) {
          priority <= props->least_stream_priority; ++priority) {
       openreg_stream raw = nullptr;
       {
-        absl::StatusOr<DriverStream> stream =
-            driver->CreateStream(1, priority);
+        absl::StatusOr<DriverStream> stream = driver->CreateStream(1, priority);
         ASSERT_TRUE(stream.ok()) << stream.status();
         raw = stream->get();
         absl::StatusOr<int32_t> reported = driver->StreamGetPriority(raw);
@@ -101,11 +100,10 @@ TEST_P(OptionalFunctionTest, NullEntryIsReportedUnsupported) {
   EXPECT_EQ(driver->abi_version_minor(), 1u);
   absl::StatusOr<DriverStream> stream = driver->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok()) << stream.status();
-  ExpectError(
-      driver->StreamGetPriority(stream->get()).status(),
-      absl::StatusCode::kUnimplemented,
-      {"openreg driver 'null_optional_function_v1' (driver ABI 1.1)",
-       "does not implement the optional function stream_get_priority"});
+  ExpectError(driver->StreamGetPriority(stream->get()).status(),
+              absl::StatusCode::kUnimplemented,
+              {"openreg driver 'null_optional_function_v1' (driver ABI 1.1)",
+               "does not implement the optional function stream_get_priority"});
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ std::string LastError(const ValidationLayer& layer) {
 }
 
 // The parameter: the path of a 2.0 driver.
-class ValidationLayerContextTest : public ::testing::TestWithParam<std::string> {
+class ValidationLayerContextTest
+    : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     absl::StatusOr<std::shared_ptr<const DriverLibrary>> library =
@@ -106,9 +107,8 @@ TEST_P(ValidationLayerContextTest, TwoLayersEachReportTheirOwnFirstMisuse) {
   EXPECT_THAT(a->first_misuse(),
               AllOf(HasSubstr("device_free(device=0, ptr="),
                     HasSubstr("never returned by device_malloc")));
-  EXPECT_THAT(b->first_misuse(),
-              AllOf(HasSubstr("device_malloc(device=7"),
-                    HasSubstr("valid indices are 0 to 1")));
+  EXPECT_THAT(b->first_misuse(), AllOf(HasSubstr("device_malloc(device=7"),
+                                       HasSubstr("valid indices are 0 to 1")));
 }
 
 TEST_P(ValidationLayerContextTest, ChecksTheContext) {
@@ -123,14 +123,13 @@ TEST_P(ValidationLayerContextTest, ChecksTheContext) {
               AllOf(HasSubstr("get_device_count(context="),
                     HasSubstr("'context' is NULL")));
   int made_up = 0;
-  EXPECT_EQ(api.get_device_count(reinterpret_cast<openreg_context>(&made_up),
-                                 &count),
-            OPENREG_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      api.get_device_count(reinterpret_cast<openreg_context>(&made_up), &count),
+      OPENREG_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(std::string(api.last_error_message(nullptr)),
               HasSubstr("is not a context of the validation layer"));
   openreg_context created = nullptr;
-  EXPECT_EQ(api.context_create(nullptr, &created),
-            OPENREG_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(api.context_create(nullptr, &created), OPENREG_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(created, nullptr);
   EXPECT_THAT(std::string(api.last_error_message(nullptr)),
               HasSubstr("ValidationLayer::Wrap"));
@@ -225,10 +224,11 @@ TEST(ValidationLayerV1Test, WrapsAnAdapted1_0Context) {
   ASSERT_EQ(layer->api().stream_create(layer->context(), 0, 0, &stream),
             OPENREG_SUCCESS);
   int32_t priority = 0;
-  EXPECT_EQ(layer->api().stream_get_priority(layer->context(), stream,
-                                             &priority),
-            OPENREG_ERROR_NOT_SUPPORTED);
-  EXPECT_THAT(LastError(*layer), HasSubstr("stream_get_priority needs ABI 1.1"));
+  EXPECT_EQ(
+      layer->api().stream_get_priority(layer->context(), stream, &priority),
+      OPENREG_ERROR_NOT_SUPPORTED);
+  EXPECT_THAT(LastError(*layer),
+              HasSubstr("stream_get_priority needs ABI 1.1"));
   layer.reset();
   // The layer destroyed the adapted context: a new one can be created.
   openreg_context context = nullptr;

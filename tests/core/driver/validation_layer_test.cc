@@ -63,24 +63,23 @@ class ValidationLayerTest : public ::testing::TestWithParam<std::string> {
   // test can use them after destroying them.
   openreg_stream Stream(int32_t device) {
     openreg_stream stream = nullptr;
-    EXPECT_EQ(layer().api().stream_create(layer().context(), device, 0,
-                                          &stream),
-              OPENREG_SUCCESS)
+    EXPECT_EQ(
+        layer().api().stream_create(layer().context(), device, 0, &stream),
+        OPENREG_SUCCESS)
         << LastError();
     return stream;
   }
   openreg_event Event(int32_t device, uint32_t flags) {
     openreg_event event = nullptr;
-    EXPECT_EQ(layer().api().event_create(layer().context(), device, flags,
-                                         &event),
-              OPENREG_SUCCESS)
+    EXPECT_EQ(
+        layer().api().event_create(layer().context(), device, flags, &event),
+        OPENREG_SUCCESS)
         << LastError();
     return event;
   }
   absl::Status DestroyStream(openreg_stream stream) {
-    return Result(
-        layer().api().stream_destroy(layer().context(), stream),
-        "stream_destroy");
+    return Result(layer().api().stream_destroy(layer().context(), stream),
+                  "stream_destroy");
   }
   absl::Status DestroyEvent(openreg_event event) {
     return Result(layer().api().event_destroy(layer().context(), event),
@@ -132,10 +131,10 @@ TEST_P(ValidationLayerTest, CorrectProgramPassesThroughUntouched) {
   std::vector<char> pageable(4096, 7);
 
   ASSERT_TRUE(driver_->EventRecord(start, s0).ok());
-  ASSERT_TRUE(driver_
-                  ->MemcpyAsync(d0, pageable.data(), 4096,
-                                CopyKind::kHostToDevice, s0)
-                  .ok());
+  ASSERT_TRUE(
+      driver_
+          ->MemcpyAsync(d0, pageable.data(), 4096, CopyKind::kHostToDevice, s0)
+          .ok());
   ASSERT_TRUE(driver_->MemsetAsync(d0 + 100, 1, 200, s0).ok());
   // Interior pointers and the last byte of an allocation are fine.
   ASSERT_TRUE(driver_
@@ -156,10 +155,9 @@ TEST_P(ValidationLayerTest, CorrectProgramPassesThroughUntouched) {
   ASSERT_TRUE(driver_->DeviceSynchronize(0).ok());
   // NULL frees and zero-byte copies need no pointers.
   EXPECT_TRUE(driver_->DeviceFree(0, nullptr).ok());
-  EXPECT_TRUE(driver_
-                  ->MemcpyAsync(nullptr, nullptr, 0, CopyKind::kDeviceToDevice,
-                                s0)
-                  .ok());
+  EXPECT_TRUE(
+      driver_->MemcpyAsync(nullptr, nullptr, 0, CopyKind::kDeviceToDevice, s0)
+          .ok());
 
   EXPECT_TRUE(driver_->DeviceFree(0, d0).ok());
   EXPECT_TRUE(driver_->DeviceFree(1, d1).ok());

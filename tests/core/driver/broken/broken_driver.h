@@ -19,12 +19,15 @@
 static const char broken_message[] = "broken test driver: not implemented";
 
 /* broken_<name>: the stub of each function. _Generic picks the failure of
- * the function's return type. */
+ * the function's return type. (Unformatted: clang-format 14 mangles
+ * _Generic's association list.) */
+/* clang-format off */
 #define BROKEN_STUB(minor, return_type, name, params)                     \
   static return_type broken_##name params {                               \
     return _Generic((return_type)0, const char*: broken_message,          \
                     default: OPENREG_ERROR_NOT_SUPPORTED);                \
   }
+/* clang-format on */
 OPENREG_DRIVER_FUNCTIONS(BROKEN_STUB)
 #undef BROKEN_STUB
 

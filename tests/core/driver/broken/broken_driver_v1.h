@@ -188,10 +188,10 @@ static openreg_driver_api_v1 broken_driver_full_table(const char* name) {
  * which breaks the one thing the driver is about; the entry point hands out a
  * full table named `name` with that defect. */
 #define BROKEN_DRIVER_ENTRY(name)                                  \
-  static openreg_driver_api_v1 broken_table;                          \
+  static openreg_driver_api_v1 broken_table;                       \
   BROKEN_DRIVER_EXPORT openreg_status OPENREG_DRIVER_ENTRY_SYMBOL( \
       uint32_t core_abi_major, uint32_t core_abi_minor,            \
-      const openreg_driver_api_v1** api) {                            \
+      const openreg_driver_api_v1** api) {                         \
     (void)core_abi_major;                                          \
     (void)core_abi_minor;                                          \
     if (api == NULL) return OPENREG_ERROR_INVALID_ARGUMENT;        \
