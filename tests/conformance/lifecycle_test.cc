@@ -202,8 +202,8 @@ TEST_P(LifecycleTest, DestroyReleasesEverythingAndAllowsANewContext) {
   Handles handles;
   openreg_context old_context = NewContextWithHandles(handles);
   ASSERT_NE(old_context, nullptr);
-  void* all_memory = nullptr;
-  ASSERT_EQ(api_->device_malloc(old_context, 0, kCapacity, &all_memory),
+  void* half_memory = nullptr;
+  ASSERT_EQ(api_->device_malloc(old_context, 0, kCapacity / 2, &half_memory),
             OPENREG_SUCCESS)
       << api_->last_error_message(old_context);
   ASSERT_EQ(DestroyContext(old_context), OPENREG_SUCCESS)
