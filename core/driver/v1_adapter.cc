@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/base/attributes.h"
-#include "absl/container/flat_hash_set.h"
+#include <set>
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
@@ -34,10 +34,10 @@ void DriverFailed() { adapter_error.set = false; }
 
 // The 1.x drivers with a live context, by their table.
 ABSL_CONST_INIT absl::Mutex open_drivers_mutex(absl::kConstInit);
-absl::flat_hash_set<const openreg_driver_api_v1*>& OpenDrivers()
+std::set<const openreg_driver_api_v1*>& OpenDrivers()
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(open_drivers_mutex) {
   // Never destroyed: a context may still be destroyed during exit.
-  static auto* open = new absl::flat_hash_set<const openreg_driver_api_v1*>;
+  static auto* open = new std::set<const openreg_driver_api_v1*>;
   return *open;
 }
 

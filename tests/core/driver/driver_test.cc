@@ -1,34 +1,26 @@
-// Tests the C++ Driver wrapper on the real cpu_sim driver, and the mapping of
-// driver status codes to absl::Status in driver_status.h.
-//
-// cpu_sim keeps process-wide state, so each test that uses it loads (and
-// initializes) the driver and the Driver's destructor shuts it down again.
+// The C++ Driver wrapper on the minimal driver, 2.0 and 1.0: contexts of one
+// library coexist, owning handles destroy themselves, copies take a CopyKind;
+// and driver status conversion.
 #include "core/driver/driver.h"
 
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "core/driver/driver_status.h"
 #include "driver_abi/openreg_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/core/driver/test_paths.h"
 
 namespace openreg {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Relative to the runfiles root, the working directory of a Bazel test.
-constexpr char kCpuSimPath[] = "plugins/cpu_sim/libopenreg_cpu_sim.so";
-
-constexpr int32_t kDeviceCount = 3;
-constexpr uint64_t kDeviceMemory = uint64_t{1} << 20;  // 1 MiB
 
 void ExpectError(const absl::Status& status, absl::StatusCode code,
                  std::initializer_list<std::string> fragments) {
@@ -38,301 +30,157 @@ void ExpectError(const absl::Status& status, absl::StatusCode code,
   }
 }
 
-DriverConfig TestConfig() {
-  DriverConfig config;
-  config.device_count = kDeviceCount;
-  config.device_memory_bytes = kDeviceMemory;
-  return config;
+std::unique_ptr<Driver> LoadOrDie(const std::string& path,
+                                  DriverConfig config = {}) {
+  absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
+  EXPECT_TRUE(driver.ok()) << driver.status();
+  return driver.ok() ? *std::move(driver) : nullptr;
 }
 
-class DriverTest : public ::testing::Test {
+// The parameter: whether the validation layer is on.
+class DriverTest : public ::testing::TestWithParam<bool> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<Driver>> driver =
-        Driver::Load(kCpuSimPath, TestConfig());
-    ASSERT_TRUE(driver.ok()) << driver.status();
-    driver_ = *std::move(driver);
+  DriverConfig Config() const {
+    DriverConfig config;
+    config.device_count = 2;
+    config.device_memory_bytes = uint64_t{1} << 20;
+    config.validation = GetParam();
+    return config;
   }
-
-  std::unique_ptr<Driver> driver_;
 };
 
-TEST_F(DriverTest, Identity) {
-  EXPECT_EQ(driver_->name(), "cpu_sim");
-  EXPECT_FALSE(driver_->version().empty());
-  EXPECT_EQ(driver_->path(), kCpuSimPath);
-  EXPECT_EQ(driver_->abi_version_major(),
-            uint32_t{OPENREG_DRIVER_ABI_VERSION_MAJOR});
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutValidation, DriverTest,
+                         ::testing::Bool());
+
+TEST_P(DriverTest, TwoContextsOfOneLibraryCoexist) {
+  std::unique_ptr<Driver> first = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(first, nullptr);
+  DriverConfig config = Config();
+  config.device_count = 3;
+  absl::StatusOr<std::unique_ptr<Driver>> second =
+      Driver::Create(first->library(), config);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*first->DeviceCount(), 2);
+  EXPECT_EQ(*(*second)->DeviceCount(), 3);
+  absl::StatusOr<void*> ptr = first->DeviceMalloc(0, 4096);
+  ASSERT_TRUE(ptr.ok()) << ptr.status();
+  // Memory belongs to the context that made it.
+  EXPECT_EQ(first->GetPointerAttributes(*ptr)->memory_type,
+            OPENREG_MEMORY_TYPE_DEVICE);
+  EXPECT_EQ((*second)->GetPointerAttributes(*ptr)->memory_type,
+            OPENREG_MEMORY_TYPE_UNREGISTERED);
+  EXPECT_EQ((*second)->MemGetInfo(0)->free_bytes, uint64_t{1} << 20);
+  second->reset();
+  // The first context lives on after the second is gone.
+  EXPECT_TRUE(first->DeviceFree(0, *ptr).ok());
 }
 
-TEST_F(DriverTest, DeviceCountComesFromTheConfig) {
-  absl::StatusOr<int32_t> count = driver_->DeviceCount();
-  ASSERT_TRUE(count.ok()) << count.status();
-  EXPECT_EQ(*count, kDeviceCount);
-}
-
-TEST_F(DriverTest, DevicePropertiesOfEveryDevice) {
-  for (int32_t device = 0; device < kDeviceCount; ++device) {
-    SCOPED_TRACE(device);
-    absl::StatusOr<DeviceProperties> props =
-        driver_->GetDeviceProperties(device);
-    ASSERT_TRUE(props.ok()) << props.status();
-    EXPECT_EQ(props->name, "openreg cpu_sim device");
-    EXPECT_EQ(props->total_memory_bytes, kDeviceMemory);
-    EXPECT_LE(props->greatest_stream_priority, props->least_stream_priority);
-    EXPECT_GE(props->concurrent_streams, 1);
+TEST_P(DriverTest, OwningHandlesDestroyOnScopeExit) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(driver, nullptr);
+  openreg_stream raw_stream = nullptr;
+  openreg_event raw_event = nullptr;
+  {
+    absl::StatusOr<DriverStream> stream = driver->CreateStream(1, 0);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    EXPECT_TRUE(*stream);
+    EXPECT_EQ(stream->device(), 1);
+    absl::StatusOr<DriverEvent> event = driver->CreateEvent(1);
+    ASSERT_TRUE(event.ok()) << event.status();
+    raw_stream = stream->get();
+    raw_event = event->get();
+    DriverStream moved = *std::move(stream);
+    EXPECT_FALSE(*stream);
+    EXPECT_EQ(moved.get(), raw_stream);
+    EXPECT_TRUE(driver->EventRecord(raw_event, raw_stream).ok());
+    EXPECT_TRUE(driver->StreamSynchronize(raw_stream).ok());
   }
+  ExpectError(driver->StreamQuery(raw_stream).status(),
+              absl::StatusCode::kInvalidArgument, {"stream_query"});
+  ExpectError(driver->EventQuery(raw_event).status(),
+              absl::StatusCode::kInvalidArgument, {"event_query"});
 }
 
-TEST_F(DriverTest, DevicePropertiesOfMissingDeviceIsOutOfRange) {
-  for (int32_t device : {-1, kDeviceCount}) {
-    SCOPED_TRACE(device);
-    ExpectError(driver_->GetDeviceProperties(device).status(),
-                absl::StatusCode::kOutOfRange,
-                {"openreg driver 'cpu_sim'", "get_device_properties",
-                 "INVALID_DEVICE", absl::StrCat("device ", device)});
-  }
-}
-
-TEST_F(DriverTest, DeviceMallocPastCapacityIsResourceExhausted) {
-  ExpectError(driver_->DeviceMalloc(0, kDeviceMemory + 1).status(),
-              absl::StatusCode::kResourceExhausted,
-              {"openreg driver 'cpu_sim'", "device_malloc failed",
-               "OUT_OF_MEMORY",
-               // The driver's own message.
-               "cpu_sim: device 0 out of memory"});
-}
-
-TEST_F(DriverTest, DeviceMemoryIsPerDeviceAndFreedMemoryIsReusable) {
-  absl::StatusOr<void*> whole = driver_->DeviceMalloc(1, kDeviceMemory);
-  ASSERT_TRUE(whole.ok()) << whole.status();
-  EXPECT_NE(*whole, nullptr);
-
-  absl::StatusOr<MemoryInfo> info = driver_->MemGetInfo(1);
-  ASSERT_TRUE(info.ok()) << info.status();
-  EXPECT_EQ(info->total_bytes, kDeviceMemory);
-  EXPECT_EQ(info->free_bytes, 0u);
-
-  // Device 1 is full; one more byte fails, device 2 is unaffected.
-  ExpectError(driver_->DeviceMalloc(1, 1).status(),
-              absl::StatusCode::kResourceExhausted,
-              {"device_malloc", "device 1 out of memory"});
-  absl::StatusOr<void*> other = driver_->DeviceMalloc(2, 4096);
-  ASSERT_TRUE(other.ok()) << other.status();
-
-  absl::StatusOr<PointerAttributes> attributes =
-      driver_->GetPointerAttributes(*whole);
-  ASSERT_TRUE(attributes.ok()) << attributes.status();
-  EXPECT_EQ(attributes->memory_type, OPENREG_MEMORY_TYPE_DEVICE);
-  EXPECT_EQ(attributes->device, 1);
-  EXPECT_EQ(attributes->base, *whole);
-  EXPECT_EQ(attributes->size, kDeviceMemory);
-
-  EXPECT_TRUE(driver_->DeviceFree(1, *whole).ok());
-  EXPECT_TRUE(driver_->DeviceFree(2, *other).ok());
-  absl::StatusOr<void*> again = driver_->DeviceMalloc(1, kDeviceMemory);
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_TRUE(driver_->DeviceFree(1, *again).ok());
-}
-
-TEST_F(DriverTest, StreamAndEventQueriesReportCompletion) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  absl::StatusOr<openreg_event> event =
-      driver_->EventCreate(0, OPENREG_EVENT_DEFAULT);
+TEST_P(DriverTest, ReleasedEventsCanBeAdoptedAgain) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<DriverEvent> event =
+      driver->CreateEvent(0, EventFlags::kEnableTiming);
   ASSERT_TRUE(event.ok()) << event.status();
-
-  // Unrecorded event: complete.
-  absl::StatusOr<bool> event_done = driver_->EventQuery(*event);
-  ASSERT_TRUE(event_done.ok()) << event_done.status();
-  EXPECT_TRUE(*event_done);
-
-  ASSERT_TRUE(driver_->EventRecord(*event, *stream).ok());
-  absl::StatusOr<bool> stream_done = driver_->StreamQuery(*stream);
-  ASSERT_TRUE(stream_done.ok()) << stream_done.status();
-  EXPECT_TRUE(*stream_done);
-  event_done = driver_->EventQuery(*event);
-  ASSERT_TRUE(event_done.ok()) << event_done.status();
-  EXPECT_TRUE(*event_done);
-
-  EXPECT_TRUE(driver_->StreamWaitEvent(*stream, *event).ok());
-  EXPECT_TRUE(driver_->EventSynchronize(*event).ok());
-  EXPECT_TRUE(driver_->StreamSynchronize(*stream).ok());
-  EXPECT_TRUE(driver_->DeviceSynchronize(0).ok());
-
-  EXPECT_TRUE(driver_->EventDestroy(*event).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
-}
-
-TEST_F(DriverTest, ElapsedTimeOfNonTimingEventsIsAnError) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  absl::StatusOr<openreg_event> start =
-      driver_->EventCreate(0, OPENREG_EVENT_DEFAULT);
-  absl::StatusOr<openreg_event> end =
-      driver_->EventCreate(0, OPENREG_EVENT_DEFAULT);
-  ASSERT_TRUE(start.ok()) << start.status();
-  ASSERT_TRUE(end.ok()) << end.status();
-  ASSERT_TRUE(driver_->EventRecord(*start, *stream).ok());
-  ASSERT_TRUE(driver_->EventRecord(*end, *stream).ok());
-
-  ExpectError(driver_->EventElapsedMilliseconds(*start, *end).status(),
-              absl::StatusCode::kInvalidArgument,
-              {"openreg driver 'cpu_sim'", "event_elapsed_time failed",
-               "INVALID_ARGUMENT"});
-
-  EXPECT_TRUE(driver_->EventDestroy(*start).ok());
-  EXPECT_TRUE(driver_->EventDestroy(*end).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
-}
-
-TEST_F(DriverTest, ElapsedTimeOfTimingEvents) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  absl::StatusOr<openreg_event> start =
-      driver_->EventCreate(0, OPENREG_EVENT_ENABLE_TIMING);
-  absl::StatusOr<openreg_event> end =
-      driver_->EventCreate(0, OPENREG_EVENT_ENABLE_TIMING);
-  ASSERT_TRUE(start.ok()) << start.status();
-  ASSERT_TRUE(end.ok()) << end.status();
-  ASSERT_TRUE(driver_->EventRecord(*start, *stream).ok());
-  ASSERT_TRUE(driver_->EventRecord(*end, *stream).ok());
-
-  absl::StatusOr<float> elapsed =
-      driver_->EventElapsedMilliseconds(*start, *end);
-  ASSERT_TRUE(elapsed.ok()) << elapsed.status();
-  EXPECT_GE(*elapsed, 0.0f);
-
-  EXPECT_TRUE(driver_->EventDestroy(*start).ok());
-  EXPECT_TRUE(driver_->EventDestroy(*end).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
-}
-
-openreg_status CountCall(void* user_data) {
-  ++*static_cast<int*>(user_data);
-  return OPENREG_SUCCESS;
-}
-
-openreg_status FailWithInternal(void* user_data) {
-  ++*static_cast<int*>(user_data);
-  return OPENREG_ERROR_INTERNAL;
-}
-
-TEST_F(DriverTest, LaunchHostFuncRunsTheFunction) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  int calls = 0;
-  ASSERT_TRUE(driver_->LaunchHostFunc(*stream, CountCall, &calls).ok());
-  ASSERT_TRUE(driver_->StreamSynchronize(*stream).ok());
-  EXPECT_EQ(calls, 1);
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
-}
-
-TEST_F(DriverTest, FailingHostFunctionIsAborted) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  int calls = 0;
-  // The ABI allows the failure to surface from the launch or (sticky) from
-  // the next synchronize of the stream; either way it is kAborted.
-  absl::Status status = driver_->LaunchHostFunc(*stream, FailWithInternal,
-                                                &calls);
-  if (status.ok()) status = driver_->StreamSynchronize(*stream);
-  ExpectError(status, absl::StatusCode::kAborted,
-              {"openreg driver 'cpu_sim'", "LAUNCH_FAILURE"});
-  EXPECT_EQ(calls, 1);
-  // The failure is reported once; the stream is usable again.
-  EXPECT_TRUE(driver_->StreamSynchronize(*stream).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
-}
-
-TEST_F(DriverTest, HostMemoryRoundTrip) {
-  absl::StatusOr<void*> host = driver_->HostMalloc(256);
-  ASSERT_TRUE(host.ok()) << host.status();
-  absl::StatusOr<PointerAttributes> attributes =
-      driver_->GetPointerAttributes(*host);
-  ASSERT_TRUE(attributes.ok()) << attributes.status();
-  EXPECT_EQ(attributes->memory_type, OPENREG_MEMORY_TYPE_HOST);
-  EXPECT_TRUE(driver_->HostFree(*host).ok());
-}
-
-TEST_F(DriverTest, CopyThroughTheDevice) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  absl::StatusOr<void*> device = driver_->DeviceMalloc(0, 64);
-  ASSERT_TRUE(device.ok()) << device.status();
-  std::vector<uint8_t> in(64, 7);
-  std::vector<uint8_t> out(64, 0);
-  ASSERT_TRUE(driver_->MemsetAsync(*device, 0, 64, *stream).ok());
-  ASSERT_TRUE(driver_
-                  ->MemcpyAsync(*device, in.data(), 32,
-                                OPENREG_MEMCPY_HOST_TO_DEVICE, *stream)
-                  .ok());
-  ASSERT_TRUE(driver_
-                  ->MemcpyAsync(out.data(), *device, 64,
-                                OPENREG_MEMCPY_DEVICE_TO_HOST, *stream)
-                  .ok());
-  ASSERT_TRUE(driver_->StreamSynchronize(*stream).ok());
-  for (size_t i = 0; i < out.size(); ++i) {
-    ASSERT_EQ(out[i], i < 32 ? 7 : 0) << "byte " << i;
+  openreg_event raw = event->release();
+  EXPECT_FALSE(*event);
+  EXPECT_TRUE(driver->EventQuery(raw).ok());  // not destroyed by release
+  {
+    DriverEvent adopted = driver->AdoptEvent(raw, 0);
+    EXPECT_EQ(adopted.get(), raw);
   }
-  EXPECT_TRUE(driver_->DeviceFree(0, *device).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
+  EXPECT_FALSE(driver->EventQuery(raw).ok());
 }
 
-// --- Loading failures ----------------------------------------------------------
-
-TEST(DriverLoadTest, InvalidConfigFailsInInit) {
-  DriverConfig config = TestConfig();
-  config.device_count = -1;
-  ExpectError(Driver::Load(kCpuSimPath, config).status(),
-              absl::StatusCode::kInvalidArgument,
-              {"openreg driver 'cpu_sim'", "init failed", "device_count -1"});
-
-  config = TestConfig();
-  config.options = "no_such_option=1";
-  ExpectError(Driver::Load(kCpuSimPath, config).status(),
-              absl::StatusCode::kInvalidArgument,
-              {"init failed", "no_such_option"});
-
-  // A failed init leaves nothing behind: the driver loads again.
-  absl::StatusOr<std::unique_ptr<Driver>> driver =
-      Driver::Load(kCpuSimPath, TestConfig());
-  ASSERT_TRUE(driver.ok()) << driver.status();
+TEST_P(DriverTest, CopiesTakeACopyKind) {
+  for (const char* path : {kMinimalPath, kMinimalV1Path}) {
+    SCOPED_TRACE(path);
+    std::unique_ptr<Driver> driver = LoadOrDie(path, Config());
+    ASSERT_NE(driver, nullptr);
+    absl::StatusOr<DriverStream> stream = driver->CreateStream(0, 0);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    void* device = *driver->DeviceMalloc(0, 16);
+    const char in[16] = "openreg";
+    char out[16] = {};
+    EXPECT_TRUE(driver->MemcpyAsync(device, in, sizeof(in),
+                                    CopyKind::kHostToDevice, stream->get())
+                    .ok());
+    EXPECT_TRUE(driver->MemcpyAsync(out, device, sizeof(out),
+                                    CopyKind::kDeviceToHost, stream->get())
+                    .ok());
+    EXPECT_STREQ(out, "openreg");
+    ExpectError(driver->MemcpyAsync(out, device, sizeof(out),
+                                    static_cast<CopyKind>(7), stream->get()),
+                absl::StatusCode::kInvalidArgument, {"memcpy_async"});
+    EXPECT_TRUE(driver->DeviceFree(0, device).ok());
+  }
 }
 
-TEST(DriverLoadTest, DefaultConfigUsesTheDriverDefaults) {
-  absl::StatusOr<std::unique_ptr<Driver>> driver =
-      Driver::Load(kCpuSimPath, DriverConfig{});
-  ASSERT_TRUE(driver.ok()) << driver.status();
-  absl::StatusOr<int32_t> count = (*driver)->DeviceCount();
-  ASSERT_TRUE(count.ok()) << count.status();
-  EXPECT_GE(*count, 1);
+TEST_P(DriverTest, StreamGetPriority) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<DriverStream> stream = driver->CreateStream(0, 0);
+  ASSERT_TRUE(stream.ok());
+  EXPECT_EQ(*driver->StreamGetPriority(stream->get()), 0);
 }
 
-TEST(DriverLoadTest, DriverCanBeLoadedAgainAfterDestruction) {
-  for (int round = 0; round < 3; ++round) {
-    SCOPED_TRACE(round);
-    absl::StatusOr<std::unique_ptr<Driver>> driver =
-        Driver::Load(kCpuSimPath, TestConfig());
-    ASSERT_TRUE(driver.ok()) << driver.status();
-    absl::StatusOr<int32_t> count = (*driver)->DeviceCount();
-    ASSERT_TRUE(count.ok()) << count.status();
-    EXPECT_EQ(*count, kDeviceCount);
+TEST_P(DriverTest, A1_0DriverWorksButHasNoPriorityAndOneContext) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalV1Path, Config());
+  ASSERT_NE(driver, nullptr);
+  EXPECT_EQ(driver->name(), "minimal_v1");
+  EXPECT_EQ(driver->abi_version_major(), 1u);
+  EXPECT_EQ(driver->abi_version_minor(), 0u);
+  absl::StatusOr<DriverStream> stream = driver->CreateStream(0, 0);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  ExpectError(driver->StreamGetPriority(stream->get()).status(),
+              absl::StatusCode::kUnimplemented,
+              {"openreg driver 'minimal_v1' implements driver ABI 1.0",
+               "stream_get_priority needs ABI 1.1", "update the driver"});
+  ExpectError(Driver::Create(driver->library(), Config()).status(),
+              absl::StatusCode::kUnimplemented,
+              {"context_create", "one process-wide instance"});
+  EXPECT_TRUE(driver->StreamSynchronize(stream->get()).ok());
+}
+
+TEST(DriverLoadTest, InvalidConfigFailsInContextCreate) {
+  DriverConfig config;
+  config.options = "bogus=1";
+  for (const char* path : {kMinimalPath, kMinimalV1Path}) {
+    ExpectError(Driver::Load(path, config).status(),
+                absl::StatusCode::kInvalidArgument,
+                {"context_create", "unknown option in 'bogus=1'"});
   }
 }
 
 TEST(DriverLoadTest, BrokenLibraryFailsToLoad) {
-  ExpectError(
-      Driver::Load("tests/core/driver/broken/libwrong_major.so", TestConfig())
-          .status(),
-      absl::StatusCode::kFailedPrecondition, {"major versions must match"});
-  ExpectError(Driver::Load("tests/core/driver/broken/not_a_library.so",
-                           TestConfig())
-                  .status(),
-              absl::StatusCode::kInvalidArgument, {"as a shared library"});
+  ExpectError(Driver::Load(BrokenDriverPath("wrong_major"), {}).status(),
+              absl::StatusCode::kFailedPrecondition, {"3.0", "2.0"});
 }
-
-// --- driver_status -------------------------------------------------------------
 
 struct StatusMapping {
   openreg_status status;
