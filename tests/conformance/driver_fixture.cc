@@ -1,5 +1,6 @@
 #include "tests/conformance/driver_fixture.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace openreg::conformance {
@@ -16,7 +17,7 @@ std::string CurrentTestName() {
   return suite + "." + name;
 }
 
-void UninitializedDriverTest::SetUp() {
+void LoadedDriverTest::SetUp() {
   if (const Expectation* expectation =
           FindExpectation(GetParam().expectations, CurrentTestName())) {
     if (expectation->kind == Expectation::Kind::kUnsupported) {
@@ -32,18 +33,24 @@ void UninitializedDriverTest::SetUp() {
   StopIfSetUpFailedAsExpected();
 }
 
-void UninitializedDriverTest::LoadTheDriver() {
+void LoadedDriverTest::LoadTheDriver() {
   const LoadedDriver& driver = LoadDriver(GetParam().path);
-  ASSERT_NE(driver.api, nullptr) << driver.error;
-  api_ = driver.api;
+  ASSERT_NE(driver.library, nullptr) << driver.error;
+  library_ = driver.library;
+  api_ = &library_->api();
   entry_ = driver.entry;
 }
 
-void UninitializedDriverTest::TearDown() {
+void LoadedDriverTest::TearDown() {
+  // Newest first, as a core would unwind them.
+  while (!live_contexts_.empty()) {
+    EXPECT_EQ(DestroyContext(live_contexts_.back()), OPENREG_SUCCESS)
+        << api_->last_error_message(nullptr);
+  }
   if (expected_failure_ != nullptr) JudgeExpectedFailure();
 }
 
-bool UninitializedDriverTest::StopIfSetUpFailedAsExpected() {
+bool LoadedDriverTest::StopIfSetUpFailedAsExpected() {
   if (expected_failure_ == nullptr) return false;
   for (int i = 0; i < caught_.size(); ++i) {
     if (caught_.GetTestPartResult(i).fatally_failed()) {
@@ -54,7 +61,7 @@ bool UninitializedDriverTest::StopIfSetUpFailedAsExpected() {
   return false;
 }
 
-void UninitializedDriverTest::JudgeExpectedFailure() {
+void LoadedDriverTest::JudgeExpectedFailure() {
   catcher_.reset();  // later results reach GoogleTest again
   const Expectation& expectation = *expected_failure_;
   expected_failure_ = nullptr;
@@ -68,8 +75,8 @@ void UninitializedDriverTest::JudgeExpectedFailure() {
   if (first_failure != nullptr) {
     // Reported as skipped: it neither passed nor fails the run.
     GTEST_SKIP() << "expected failure (" << expectation.where << ": "
-                 << expectation.reason << "); it failed with: "
-                 << first_failure->file_name() << ":"
+                 << expectation.reason
+                 << "); it failed with: " << first_failure->file_name() << ":"
                  << first_failure->line_number() << ": "
                  << first_failure->message();
   } else if (skip != nullptr) {
@@ -82,7 +89,7 @@ void UninitializedDriverTest::JudgeExpectedFailure() {
   }
 }
 
-openreg_driver_config UninitializedDriverTest::Config(
+openreg_driver_config LoadedDriverTest::Config(
     int32_t device_count, uint64_t memory_bytes,
     const std::string& extra_options) {
   options_ = GetParam().options;
@@ -98,9 +105,58 @@ openreg_driver_config UninitializedDriverTest::Config(
   return config;
 }
 
-::testing::AssertionResult UninitializedDriverTest::FailsWith(
-    openreg_status expected, openreg_status actual) const {
-  const char* message = api_->last_error_message();
+openreg_status LoadedDriverTest::CreateContext(
+    const openreg_driver_config* config, openreg_context* context) const {
+  return library_->CreateContext(config, context);
+}
+
+openreg_context LoadedDriverTest::NewContext(
+    const openreg_driver_config* config) {
+  openreg_context context = nullptr;
+  const openreg_status status = CreateContext(config, &context);
+  EXPECT_EQ(status, OPENREG_SUCCESS) << api_->last_error_message(nullptr);
+  if (status != OPENREG_SUCCESS) return nullptr;
+  EXPECT_NE(context, nullptr);
+  if (context != nullptr) live_contexts_.push_back(context);
+  return context;
+}
+
+openreg_status LoadedDriverTest::DestroyContext(openreg_context context) {
+  // Forgotten even if destruction fails: the context is the driver's to
+  // release either way, and a second attempt would pass a dead context.
+  live_contexts_.erase(
+      std::remove(live_contexts_.begin(), live_contexts_.end(), context),
+      live_contexts_.end());
+  if (context == context_) context_ = nullptr;
+  return api_->context_destroy(context);
+}
+
+openreg_context LoadedDriverTest::NewContextWithHandles(Handles& handles) {
+  const openreg_driver_config config = Config(1, kCapacity);
+  openreg_context context = NewContext(&config);
+  if (context == nullptr) return nullptr;
+  EXPECT_EQ(api_->stream_create(context, 0, 0, &handles.stream),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context);
+  EXPECT_EQ(api_->event_create(context, 0, OPENREG_EVENT_ENABLE_TIMING,
+                               &handles.event),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context);
+  EXPECT_EQ(api_->event_record(context, handles.event, handles.stream),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context);
+  EXPECT_EQ(api_->device_malloc(context, 0, 64, &handles.device_ptr),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context);
+  EXPECT_EQ(api_->host_malloc(context, 64, &handles.host_ptr), OPENREG_SUCCESS)
+      << api_->last_error_message(context);
+  return context;
+}
+
+::testing::AssertionResult LoadedDriverTest::FailsWith(
+    openreg_context context, openreg_status expected,
+    openreg_status actual) const {
+  const char* message = api_->last_error_message(context);
   if (actual != expected) {
     return ::testing::AssertionFailure()
            << "expected status " << expected << ", got " << actual
@@ -114,63 +170,56 @@ openreg_driver_config UninitializedDriverTest::Config(
 }
 
 void InitializedDriverTest::SetUp() {
-  UninitializedDriverTest::SetUp();
+  LoadedDriverTest::SetUp();
   if (HasFatalFailure() || IsSkipped()) return;
-  InitTheDriver();
+  CreateTheContext();
   StopIfSetUpFailedAsExpected();
 }
 
-void InitializedDriverTest::InitTheDriver() {
+void InitializedDriverTest::CreateTheContext() {
   const openreg_driver_config config = Config(kDeviceCount, kCapacity);
-  ASSERT_EQ(api_->init(&config), OPENREG_SUCCESS)
-      << api_->last_error_message();
-  initialized_ = true;
-}
-
-void InitializedDriverTest::TearDown() {
-  if (initialized_) {
-    EXPECT_EQ(api_->shutdown(), OPENREG_SUCCESS)
-        << api_->last_error_message();
-  }
-  UninitializedDriverTest::TearDown();
+  context_ = NewContext(&config);
+  // NewContext reported why; this makes it fatal, so the body does not run.
+  ASSERT_NE(context_, nullptr) << "no context to test";
 }
 
 openreg_stream InitializedDriverTest::NewStream(int32_t device,
                                                 int32_t priority) {
   openreg_stream stream = nullptr;
-  EXPECT_EQ(api_->stream_create(device, priority, &stream), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  EXPECT_EQ(api_->stream_create(context_, device, priority, &stream),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   return stream;
 }
 
-openreg_event InitializedDriverTest::NewEvent(int32_t device,
-                                              uint32_t flags) {
+openreg_event InitializedDriverTest::NewEvent(int32_t device, uint32_t flags) {
   openreg_event event = nullptr;
-  EXPECT_EQ(api_->event_create(device, flags, &event), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  EXPECT_EQ(api_->event_create(context_, device, flags, &event),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   return event;
 }
 
 void* InitializedDriverTest::DeviceAlloc(int32_t device, size_t size) {
   void* ptr = nullptr;
-  EXPECT_EQ(api_->device_malloc(device, size, &ptr), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  EXPECT_EQ(api_->device_malloc(context_, device, size, &ptr), OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   return ptr;
 }
 
 void* InitializedDriverTest::PinnedAlloc(size_t size) {
   void* ptr = nullptr;
-  EXPECT_EQ(api_->host_malloc(size, &ptr), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  EXPECT_EQ(api_->host_malloc(context_, size, &ptr), OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   return ptr;
 }
 
 uint64_t InitializedDriverTest::FreeBytes(int32_t device) {
   uint64_t free_bytes = 0;
   uint64_t total_bytes = 0;
-  EXPECT_EQ(api_->mem_get_info(device, &free_bytes, &total_bytes),
+  EXPECT_EQ(api_->mem_get_info(context_, device, &free_bytes, &total_bytes),
             OPENREG_SUCCESS)
-      << api_->last_error_message();
+      << api_->last_error_message(context_);
   EXPECT_EQ(total_bytes, kCapacity);
   return free_bytes;
 }
@@ -179,8 +228,9 @@ openreg_device_properties InitializedDriverTest::Properties(int32_t device) {
   openreg_device_properties props;
   std::memset(&props, 0, sizeof(props));
   props.struct_size = OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0;
-  EXPECT_EQ(api_->get_device_properties(device, &props), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  EXPECT_EQ(api_->get_device_properties(context_, device, &props),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   return props;
 }
 
@@ -188,8 +238,9 @@ openreg_pointer_attributes InitializedDriverTest::Attributes(const void* ptr) {
   openreg_pointer_attributes attributes;
   std::memset(&attributes, 0x5a, sizeof(attributes));
   attributes.struct_size = OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0;
-  EXPECT_EQ(api_->pointer_get_attributes(ptr, &attributes), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  EXPECT_EQ(api_->pointer_get_attributes(context_, ptr, &attributes),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   return attributes;
 }
 

@@ -9,10 +9,17 @@
 // saying that the entry is stale. A test that crashes cannot be caught: list
 // it as unsupported.
 //
-// A driver's state is process-wide: UninitializedDriverTest leaves init and
-// shutdown to the test; InitializedDriverTest initializes the driver with
-// kDeviceCount devices of kCapacity bytes (and the run's options) and shuts it
-// down after the test.
+// Drivers are loaded through the core's DriverLibrary, which presents the 2.0
+// table for drivers of every major (driver_under_test.h), and tests call
+// `api_->fn(context, ...)`. LoadedDriverTest leaves contexts to the test:
+// NewContext creates one (as the core does, through the library) and the
+// fixture destroys in TearDown every context the test did not destroy
+// itself. InitializedDriverTest also creates `context_`, with kDeviceCount
+// devices of kCapacity bytes (and the run's options), before the test.
+//
+// A loaded 1.x driver has one process-wide instance behind the loader's
+// adapter, so it gives one context at a time; tests that need two at once
+// are listed as unsupported in that driver's expectations.
 //
 // The tests hold for every correct driver, synchronous or asynchronous: they
 // rely only on what openreg_driver.h promises, check statuses but not message
@@ -27,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "core/driver/driver_library.h"
 #include "driver_abi/openreg_driver.h"
 #include "gtest/gtest-spi.h"
 #include "gtest/gtest.h"
@@ -37,8 +45,7 @@ namespace openreg::conformance {
 inline constexpr int32_t kDeviceCount = 3;
 inline constexpr uint64_t kCapacity = uint64_t{1} << 20;
 
-class UninitializedDriverTest
-    : public ::testing::TestWithParam<DriverUnderTest> {
+class LoadedDriverTest : public ::testing::TestWithParam<DriverUnderTest> {
  protected:
   void SetUp() override;
   void TearDown() override;
@@ -48,12 +55,45 @@ class UninitializedDriverTest
   openreg_driver_config Config(int32_t device_count, uint64_t memory_bytes,
                                const std::string& extra_options = "");
 
-  // `actual` is `expected`, and the driver set a message for the failure.
-  ::testing::AssertionResult FailsWith(openreg_status expected,
+  // DriverLibrary::CreateContext: how the core creates a context, for
+  // drivers of any major. A context it returns is the test's to destroy.
+  openreg_status CreateContext(const openreg_driver_config* config,
+                               openreg_context* context) const;
+  // A context the fixture destroys after the test unless the test destroys
+  // it first with DestroyContext. Null (and a failure) if creation failed.
+  openreg_context NewContext(const openreg_driver_config* config);
+  // context_destroy of a context from NewContext; the status, for checks.
+  openreg_status DestroyContext(openreg_context context);
+
+  // One live handle of each kind, for tests of which context accepts them.
+  struct Handles {
+    openreg_stream stream = nullptr;
+    openreg_event event = nullptr;  // timing, recorded on `stream`
+    void* device_ptr = nullptr;     // 64 bytes on device 0
+    void* host_ptr = nullptr;       // 64 pinned bytes
+  };
+  // NewContext with one device of kCapacity bytes, and `handles` made in it.
+  openreg_context NewContextWithHandles(Handles& handles);
+
+  // `actual` is `expected`, and the driver set a message for the failure:
+  // last_error_message(context), where `context` is the one the failed call
+  // used, or null after a failed context_create or a call with a null or
+  // destroyed context. The two-argument form uses `context_`.
+  ::testing::AssertionResult FailsWith(openreg_context context,
+                                       openreg_status expected,
                                        openreg_status actual) const;
+  ::testing::AssertionResult FailsWith(openreg_status expected,
+                                       openreg_status actual) const {
+    return FailsWith(context_, expected, actual);
+  }
+
+  const DriverLibrary& library() const { return *library_; }
 
   const openreg_driver_api* api_ = nullptr;
+  // The driver's exported entry point (see LoadedDriver::entry).
   openreg_driver_get_api_fn entry_ = nullptr;
+  // Created by InitializedDriverTest; null in a LoadedDriverTest.
+  openreg_context context_ = nullptr;
 
   // For a test listed as an expected failure whose SetUp failed fatally
   // (the failure was caught, so GoogleTest does not know): reports it and
@@ -65,17 +105,20 @@ class UninitializedDriverTest
   // Reports the outcome of a test listed as an expected failure, once.
   void JudgeExpectedFailure();
 
+  std::shared_ptr<const DriverLibrary> library_;
   std::string options_;
+  // From NewContext, not yet destroyed.
+  std::vector<openreg_context> live_contexts_;
   const Expectation* expected_failure_ = nullptr;
   ::testing::TestPartResultArray caught_;
   std::unique_ptr<::testing::ScopedFakeTestPartResultReporter> catcher_;
 };
 
-class InitializedDriverTest : public UninitializedDriverTest {
+class InitializedDriverTest : public LoadedDriverTest {
  protected:
   void SetUp() override;
-  void TearDown() override;
 
+  // Made through context_; failures are reported, not fatal.
   openreg_stream NewStream(int32_t device, int32_t priority = 0);
   openreg_event NewEvent(int32_t device, uint32_t flags);
   void* DeviceAlloc(int32_t device, size_t size);
@@ -85,9 +128,7 @@ class InitializedDriverTest : public UninitializedDriverTest {
   openreg_pointer_attributes Attributes(const void* ptr);
 
  private:
-  void InitTheDriver();
-
-  bool initialized_ = false;
+  void CreateTheContext();
 };
 
 // "StreamTest.QueryIsExact" for the running test, as expectations name it.

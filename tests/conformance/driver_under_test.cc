@@ -7,6 +7,8 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/status/statusor.h"
+
 namespace openreg::conformance {
 namespace {
 
@@ -29,7 +31,8 @@ std::string Basename(const std::string& path) {
 
 void PrintTo(const DriverUnderTest& driver, std::ostream* os) {
   *os << driver.path;
-  if (!driver.options.empty()) *os << " with options \"" << driver.options << '"';
+  if (!driver.options.empty())
+    *os << " with options \"" << driver.options << '"';
 }
 
 void AddDriverUnderTest(std::string path) {
@@ -42,8 +45,7 @@ bool SetOptionsOfLastDriver(std::string options) {
   return true;
 }
 
-bool ReadExpectationsOfLastDriver(const std::string& path,
-                                  std::string& error) {
+bool ReadExpectationsOfLastDriver(const std::string& path, std::string& error) {
   if (MutableDrivers().empty()) {
     error = "--openreg_expectations must follow the driver it applies to";
     return false;
@@ -72,24 +74,28 @@ const LoadedDriver& LoadDriver(const std::string& path) {
   auto [it, inserted] = loaded->try_emplace(path);
   LoadedDriver& driver = it->second;
   if (!inserted) return driver;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  absl::StatusOr<std::shared_ptr<const DriverLibrary>> library =
+      DriverLibrary::Load(path);
+  if (!library.ok()) {
+    driver.error = std::string(library.status().message());
+    return driver;
+  }
+  // The library is loaded (and stays so, held by `driver`): RTLD_NOLOAD only
+  // finds it, to look up the entry symbol the loader called.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) {
-    driver.error = std::string("dlopen(\"") + path + "\") failed: " + dlerror();
+    driver.error = std::string("dlopen(\"") + path +
+                   "\", RTLD_NOLOAD) found no loaded library: " + dlerror();
     return driver;
   }
   driver.entry = reinterpret_cast<openreg_driver_get_api_fn>(
       dlsym(handle, OPENREG_DRIVER_ENTRY_SYMBOL_NAME));
   if (driver.entry == nullptr) {
     driver.error = std::string("dlsym failed: ") + dlerror();
-    return driver;
   }
-  const openreg_status status =
-      driver.entry(OPENREG_DRIVER_ABI_VERSION_MAJOR,
-                   OPENREG_DRIVER_ABI_VERSION_MINOR, &driver.api);
-  if (status != OPENREG_SUCCESS) {
-    driver.error = "the entry point returned status " + std::to_string(status);
-    driver.api = nullptr;
-  }
+  dlclose(handle);  // drops only the reference RTLD_NOLOAD took
+  if (driver.entry == nullptr) return driver;
+  driver.library = *std::move(library);
   return driver;
 }
 

@@ -5,15 +5,20 @@
 // --openreg_driver_options=OPTIONS for that driver) before GoogleTest
 // instantiates the suites, so every test runs once per driver given.
 //
-// Libraries are loaded once and never unloaded, so thread_local state in a
-// driver outlives every test thread.
+// Libraries are loaded once, through the core's DriverLibrary (as the core
+// loads them), and never unloaded, so thread_local state in a driver outlives
+// every test thread. DriverLibrary presents the 2.0 table whatever major the
+// driver implements (a 1.x driver's table is adapted by the loader), so the
+// whole suite runs on drivers of both majors.
 #ifndef OPENREG_TESTS_CONFORMANCE_DRIVER_UNDER_TEST_H_
 #define OPENREG_TESTS_CONFORMANCE_DRIVER_UNDER_TEST_H_
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "core/driver/driver_library.h"
 #include "driver_abi/openreg_driver.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/expectations.h"
@@ -22,7 +27,7 @@ namespace openreg::conformance {
 
 struct DriverUnderTest {
   std::string path;     // of the .so, absolute or relative to the cwd
-  std::string options;  // passed in every init's config; may be empty
+  std::string options;  // passed in every context's config; may be empty
   std::vector<Expectation> expectations;  // see expectations.h
 };
 
@@ -43,9 +48,14 @@ std::string DriverTestName(
     const ::testing::TestParamInfo<DriverUnderTest>& info);
 
 struct LoadedDriver {
+  // Null when loading failed.
+  std::shared_ptr<const DriverLibrary> library;
+  // The symbol the library exports, for tests of the entry point itself. Its
+  // table is of the driver's own major: a 1.x driver stores an
+  // openreg_driver_api_v1 (openreg_driver_v1.h), so read the table's
+  // openreg_driver_api_prefix before anything else.
   openreg_driver_get_api_fn entry = nullptr;
-  const openreg_driver_api* api = nullptr;
-  std::string error;  // why loading failed, when api is null
+  std::string error;  // why loading failed, when library is null
 };
 
 // The library at `path`, loaded on first use.

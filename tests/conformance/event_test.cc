@@ -34,29 +34,29 @@ openreg_status Sleep20Milliseconds(void*) {
 TEST_P(EventTest, UnrecordedEventIsCompleteAndWaitingOnItIsANoOp) {
   openreg_stream stream = NewStream(1);
   openreg_event event = NewEvent(0, OPENREG_EVENT_DEFAULT);
-  EXPECT_EQ(api_->event_query(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_synchronize(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_wait_event(stream, event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_query(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_synchronize(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_wait_event(context_, stream, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_P(EventTest, EventCompletesWhenEverythingBeforeItsRecordHasRun) {
   openreg_stream stream = NewStream(0);
   openreg_event event = NewEvent(0, OPENREG_EVENT_DEFAULT);
   Gate gate;
-  ASSERT_EQ(gate.Launch(api_, stream), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(event, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(gate.Launch(api_, context_, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, event, stream), OPENREG_SUCCESS);
   if (!gate.finished()) {
-    EXPECT_EQ(api_->event_query(event), OPENREG_ERROR_NOT_READY);
+    EXPECT_EQ(api_->event_query(context_, event), OPENREG_ERROR_NOT_READY);
   }
   gate.Open();
-  EXPECT_EQ(api_->event_synchronize(event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_synchronize(context_, event), OPENREG_SUCCESS);
   EXPECT_TRUE(gate.finished());
-  EXPECT_EQ(api_->event_query(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_query(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 // Work after stream_wait_event on one stream runs only after the work before
@@ -69,24 +69,27 @@ TEST_P(EventTest, WaitOrdersAnotherStreamOnAnyDevice) {
     openreg_event event = NewEvent(0, OPENREG_EVENT_DEFAULT);
     Gate gate;
     GateObserver observer{&gate};
-    ASSERT_EQ(gate.Launch(api_, producer), OPENREG_SUCCESS);
-    ASSERT_EQ(api_->event_record(event, producer), OPENREG_SUCCESS);
-    ASSERT_EQ(api_->stream_wait_event(consumer, event), OPENREG_SUCCESS);
-    ASSERT_EQ(api_->launch_host_func(consumer, ObserveGate, &observer),
+    ASSERT_EQ(gate.Launch(api_, context_, producer), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->event_record(context_, event, producer), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->stream_wait_event(context_, consumer, event),
               OPENREG_SUCCESS);
+    ASSERT_EQ(
+        api_->launch_host_func(context_, consumer, ObserveGate, &observer),
+        OPENREG_SUCCESS);
     if (!gate.finished()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       EXPECT_FALSE(observer.ran.load());
-      EXPECT_EQ(api_->stream_query(consumer), OPENREG_ERROR_NOT_READY);
+      EXPECT_EQ(api_->stream_query(context_, consumer),
+                OPENREG_ERROR_NOT_READY);
     }
     gate.Open();
-    EXPECT_EQ(api_->stream_synchronize(consumer), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->stream_synchronize(context_, consumer), OPENREG_SUCCESS);
     EXPECT_TRUE(observer.ran.load());
     EXPECT_TRUE(observer.saw_gate_finished.load());
-    EXPECT_EQ(api_->stream_synchronize(producer), OPENREG_SUCCESS);
-    EXPECT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
-    EXPECT_EQ(api_->stream_destroy(producer), OPENREG_SUCCESS);
-    EXPECT_EQ(api_->stream_destroy(consumer), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->stream_synchronize(context_, producer), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->stream_destroy(context_, producer), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->stream_destroy(context_, consumer), OPENREG_SUCCESS);
   }
 }
 
@@ -99,24 +102,24 @@ TEST_P(EventTest, LaterRecordDoesNotReleaseAnEarlierWait) {
   openreg_event event = NewEvent(0, OPENREG_EVENT_DEFAULT);
   Gate gate;
   GateObserver observer{&gate};
-  ASSERT_EQ(gate.Launch(api_, slow), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(event, slow), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_wait_event(waiter, event), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(waiter, ObserveGate, &observer),
+  ASSERT_EQ(gate.Launch(api_, context_, slow), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, event, slow), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, waiter, event), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, waiter, ObserveGate, &observer),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(event, fast), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_synchronize(fast), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, event, fast), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, fast), OPENREG_SUCCESS);
   if (!gate.finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(observer.ran.load());
   }
   gate.Open();
-  EXPECT_EQ(api_->stream_synchronize(waiter), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_synchronize(context_, waiter), OPENREG_SUCCESS);
   EXPECT_TRUE(observer.saw_gate_finished.load());
-  EXPECT_EQ(api_->device_synchronize(0), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_synchronize(context_, 0), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
   for (openreg_stream stream : {slow, fast, waiter}) {
-    EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
   }
 }
 
@@ -133,31 +136,31 @@ TEST_P(EventTest, LaterRecordDoesNotDelayAnEarlierWait) {
   Gate first_gate;
   Gate second_gate;
   GateObserver observer{&first_gate};
-  ASSERT_EQ(first_gate.Launch(api_, first), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(event, first), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_wait_event(waiter, event), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(waiter, ObserveGate, &observer),
+  ASSERT_EQ(first_gate.Launch(api_, context_, first), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, event, first), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, waiter, event), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, waiter, ObserveGate, &observer),
             OPENREG_SUCCESS);
-  ASSERT_EQ(second_gate.Launch(api_, holder), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(held, holder), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_wait_event(second, held), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(event, second), OPENREG_SUCCESS);
+  ASSERT_EQ(second_gate.Launch(api_, context_, holder), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, held, holder), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, second, held), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, event, second), OPENREG_SUCCESS);
   first_gate.Open();
-  EXPECT_EQ(api_->stream_synchronize(waiter), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_synchronize(context_, waiter), OPENREG_SUCCESS);
   EXPECT_TRUE(observer.saw_gate_finished.load());
   if (!second_gate.finished()) {
     // The waiter ran while the latest record was still pending.
-    EXPECT_EQ(api_->event_query(event), OPENREG_ERROR_NOT_READY);
+    EXPECT_EQ(api_->event_query(context_, event), OPENREG_ERROR_NOT_READY);
   }
   second_gate.Open();
-  EXPECT_EQ(api_->event_synchronize(event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_synchronize(context_, event), OPENREG_SUCCESS);
   EXPECT_TRUE(second_gate.finished());
-  EXPECT_EQ(api_->device_synchronize(0), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->device_synchronize(1), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(held), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_synchronize(context_, 0), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_synchronize(context_, 1), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, held), OPENREG_SUCCESS);
   for (openreg_stream stream : {first, waiter, second, holder}) {
-    EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
   }
 }
 
@@ -167,42 +170,47 @@ TEST_P(EventTest, DestroyingAnEventDoesNotDisturbQueuedRecordsAndWaits) {
   openreg_event event = NewEvent(0, OPENREG_EVENT_DEFAULT);
   Gate gate;
   GateObserver observer{&gate};
-  ASSERT_EQ(gate.Launch(api_, producer), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(event, producer), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_wait_event(consumer, event), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(consumer, ObserveGate, &observer),
+  ASSERT_EQ(gate.Launch(api_, context_, producer), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, event, producer), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, consumer, event),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, consumer, ObserveGate, &observer),
             OPENREG_SUCCESS);
   gate.Open();
-  EXPECT_EQ(api_->stream_synchronize(consumer), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_synchronize(context_, consumer), OPENREG_SUCCESS);
   EXPECT_TRUE(observer.saw_gate_finished.load());
-  EXPECT_EQ(api_->stream_destroy(producer), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(consumer), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, producer), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, consumer), OPENREG_SUCCESS);
 }
 
 TEST_P(EventTest, ElapsedTimeBetweenTimingEvents) {
   openreg_stream stream = NewStream(0);
   openreg_event start = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
   openreg_event end = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
-  ASSERT_EQ(api_->event_record(start, stream), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(stream, Sleep20Milliseconds, nullptr),
-            OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(end, stream), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_synchronize(end), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, start, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(
+      api_->launch_host_func(context_, stream, Sleep20Milliseconds, nullptr),
+      OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, end, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_synchronize(context_, end), OPENREG_SUCCESS);
   float ms = -1;
-  ASSERT_EQ(api_->event_elapsed_time(start, end, &ms), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  ASSERT_EQ(api_->event_elapsed_time(context_, start, end, &ms),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   EXPECT_GE(ms, 19.0f);
   EXPECT_LT(ms, 10000.0f);
   float reverse = 1;
-  ASSERT_EQ(api_->event_elapsed_time(end, start, &reverse), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_elapsed_time(context_, end, start, &reverse),
+            OPENREG_SUCCESS);
   EXPECT_FLOAT_EQ(reverse, -ms);
   float same = -1;
-  ASSERT_EQ(api_->event_elapsed_time(end, end, &same), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_elapsed_time(context_, end, end, &same),
+            OPENREG_SUCCESS);
   EXPECT_EQ(same, 0.0f);
-  EXPECT_EQ(api_->event_destroy(start), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(end), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, start), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, end), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_P(EventTest, ElapsedTimeAcrossDevices) {
@@ -210,43 +218,46 @@ TEST_P(EventTest, ElapsedTimeAcrossDevices) {
   openreg_stream stream1 = NewStream(1);
   openreg_event start = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
   openreg_event end = NewEvent(1, OPENREG_EVENT_ENABLE_TIMING);
-  ASSERT_EQ(api_->event_record(start, stream0), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_wait_event(stream1, start), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(stream1, Sleep20Milliseconds, nullptr),
-            OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(end, stream1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_synchronize(end), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_synchronize(start), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, start, stream0), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, stream1, start), OPENREG_SUCCESS);
+  ASSERT_EQ(
+      api_->launch_host_func(context_, stream1, Sleep20Milliseconds, nullptr),
+      OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, end, stream1), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_synchronize(context_, end), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_synchronize(context_, start), OPENREG_SUCCESS);
   float ms = -1;
-  ASSERT_EQ(api_->event_elapsed_time(start, end, &ms), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  ASSERT_EQ(api_->event_elapsed_time(context_, start, end, &ms),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
   EXPECT_GE(ms, 19.0f);
-  EXPECT_EQ(api_->event_destroy(start), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(end), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream0), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream1), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, start), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, end), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream0), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream1), OPENREG_SUCCESS);
 }
 
 TEST_P(EventTest, ElapsedTimeIsNotReadyUntilBothRecordsCompleted) {
   openreg_stream stream = NewStream(0);
   openreg_event start = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
   openreg_event end = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
-  ASSERT_EQ(api_->event_record(start, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, start, stream), OPENREG_SUCCESS);
   Gate gate;
-  ASSERT_EQ(gate.Launch(api_, stream), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(end, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(gate.Launch(api_, context_, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, end, stream), OPENREG_SUCCESS);
   float ms = -1;
   if (!gate.finished()) {
-    EXPECT_EQ(api_->event_elapsed_time(start, end, &ms),
+    EXPECT_EQ(api_->event_elapsed_time(context_, start, end, &ms),
               OPENREG_ERROR_NOT_READY);
   }
   gate.Open();
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_elapsed_time(start, end, &ms), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_elapsed_time(context_, start, end, &ms),
+            OPENREG_SUCCESS);
   EXPECT_GE(ms, 0.0f);
-  EXPECT_EQ(api_->event_destroy(start), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(end), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, start), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, end), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_P(EventTest, ElapsedTimeNeedsRecordedTimingEvents) {
@@ -254,38 +265,42 @@ TEST_P(EventTest, ElapsedTimeNeedsRecordedTimingEvents) {
   openreg_event timing = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
   openreg_event plain = NewEvent(0, OPENREG_EVENT_DEFAULT);
   openreg_event unrecorded = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
-  ASSERT_EQ(api_->event_record(timing, stream), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_record(plain, stream), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, timing, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, plain, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   float ms = 0;
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_elapsed_time(plain, timing, &ms)));
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_elapsed_time(timing, plain, &ms)));
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_elapsed_time(timing, unrecorded, &ms)));
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_elapsed_time(unrecorded, timing, &ms)));
-  EXPECT_EQ(api_->event_destroy(timing), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(plain), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(unrecorded), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+  EXPECT_TRUE(
+      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                api_->event_elapsed_time(context_, plain, timing, &ms)));
+  EXPECT_TRUE(
+      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                api_->event_elapsed_time(context_, timing, plain, &ms)));
+  EXPECT_TRUE(
+      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                api_->event_elapsed_time(context_, timing, unrecorded, &ms)));
+  EXPECT_TRUE(
+      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                api_->event_elapsed_time(context_, unrecorded, timing, &ms)));
+  EXPECT_EQ(api_->event_destroy(context_, timing), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, plain), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, unrecorded), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_P(EventTest, EventRecordRequiresTheEventsDevice) {
   openreg_stream stream = NewStream(1);
   openreg_event event = NewEvent(0, OPENREG_EVENT_DEFAULT);
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_record(event, stream)));
-  EXPECT_EQ(api_->event_query(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+                        api_->event_record(context_, event, stream)));
+  EXPECT_EQ(api_->event_query(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_P(EventTest, UnknownEventFlagsAreNotSupported) {
   openreg_event event = nullptr;
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_NOT_SUPPORTED,
-                        api_->event_create(0, 0x5, &event)));
+                        api_->event_create(context_, 0, 0x5, &event)));
   EXPECT_EQ(event, nullptr);
 }
 
@@ -293,26 +308,26 @@ TEST_P(EventTest, DestroyedEventsAreRejected) {
   openreg_stream stream = NewStream(0);
   openreg_event event = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
   openreg_event live = NewEvent(0, OPENREG_EVENT_ENABLE_TIMING);
-  ASSERT_EQ(api_->event_record(live, stream), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->event_destroy(event), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_record(context_, live, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_destroy(context_, event), OPENREG_SUCCESS);
   float ms = 0;
-  EXPECT_TRUE(
-      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->event_destroy(event)));
-  EXPECT_TRUE(
-      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->event_query(event)));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_synchronize(event)));
+                        api_->event_destroy(context_, event)));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_record(event, stream)));
+                        api_->event_query(context_, event)));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->stream_wait_event(stream, event)));
+                        api_->event_synchronize(context_, event)));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_elapsed_time(live, event, &ms)));
-  EXPECT_TRUE(
-      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->event_query(nullptr)));
-  EXPECT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->event_destroy(live), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+                        api_->event_record(context_, event, stream)));
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->stream_wait_event(context_, stream, event)));
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->event_elapsed_time(context_, live, event, &ms)));
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->event_query(context_, nullptr)));
+  EXPECT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->event_destroy(context_, live), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 }  // namespace

@@ -11,9 +11,10 @@ Gate::~Gate() {
 }
 
 openreg_status Gate::Launch(const openreg_driver_api* api,
-                            openreg_stream stream) {
+                            openreg_context context, openreg_stream stream) {
   launcher_ = std::this_thread::get_id();
-  const openreg_status status = api->launch_host_func(stream, &Gate::Run, this);
+  const openreg_status status =
+      api->launch_host_func(context, stream, &Gate::Run, this);
   std::lock_guard<std::mutex> lock(mu_);
   launched_ = status == OPENREG_SUCCESS;
   return status;

@@ -36,8 +36,9 @@ class Gate {
   Gate(const Gate&) = delete;
   Gate& operator=(const Gate&) = delete;
 
-  // launch_host_func(stream, Run, this) from the calling thread.
-  openreg_status Launch(const openreg_driver_api* api, openreg_stream stream);
+  // launch_host_func(context, stream, Run, this) from the calling thread.
+  openreg_status Launch(const openreg_driver_api* api, openreg_context context,
+                        openreg_stream stream);
 
   void Open();
   // Blocks until the function started (true) or `timeout` passed.

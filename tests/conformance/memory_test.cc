@@ -25,44 +25,45 @@ TEST_P(MemoryTest, DeviceMallocIsAlignedDistinctAndUsable) {
     blocks.push_back(ptr);
   }
   for (void* ptr : blocks) {
-    EXPECT_EQ(api_->device_free(1, ptr), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->device_free(context_, 1, ptr), OPENREG_SUCCESS);
   }
   EXPECT_EQ(FreeBytes(1), kCapacity);
 }
 
 TEST_P(MemoryTest, ZeroSizeMallocAndNullFreeAreNoOps) {
   void* ptr = this;
-  EXPECT_EQ(api_->device_malloc(0, 0, &ptr), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_malloc(context_, 0, 0, &ptr), OPENREG_SUCCESS);
   EXPECT_EQ(ptr, nullptr);
-  EXPECT_EQ(api_->device_free(0, nullptr), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, nullptr), OPENREG_SUCCESS);
   ptr = this;
-  EXPECT_EQ(api_->host_malloc(0, &ptr), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->host_malloc(context_, 0, &ptr), OPENREG_SUCCESS);
   EXPECT_EQ(ptr, nullptr);
-  EXPECT_EQ(api_->host_free(nullptr), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->host_free(context_, nullptr), OPENREG_SUCCESS);
   EXPECT_EQ(FreeBytes(0), kCapacity);
 }
 
 TEST_P(MemoryTest, CapacityLimitGivesOutOfMemoryUntilMemoryIsFreed) {
   void* too_big = nullptr;
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_OUT_OF_MEMORY,
-                        api_->device_malloc(0, kCapacity + 1, &too_big)));
+  EXPECT_TRUE(
+      FailsWith(OPENREG_ERROR_OUT_OF_MEMORY,
+                api_->device_malloc(context_, 0, kCapacity + 1, &too_big)));
   void* half = DeviceAlloc(0, kCapacity / 2);
   void* rest = DeviceAlloc(0, kCapacity / 2);
   ASSERT_NE(half, nullptr);
   ASSERT_NE(rest, nullptr);
   void* one_more = nullptr;
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_OUT_OF_MEMORY,
-                        api_->device_malloc(0, 1, &one_more)));
+                        api_->device_malloc(context_, 0, 1, &one_more)));
   // Capacity is per device.
   void* elsewhere = DeviceAlloc(1, 1);
   EXPECT_NE(elsewhere, nullptr);
 
-  EXPECT_EQ(api_->device_free(0, half), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, half), OPENREG_SUCCESS);
   void* again = DeviceAlloc(0, kCapacity / 2);
   EXPECT_NE(again, nullptr);
-  EXPECT_EQ(api_->device_free(0, again), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->device_free(0, rest), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->device_free(1, elsewhere), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, again), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, rest), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 1, elsewhere), OPENREG_SUCCESS);
 }
 
 TEST_P(MemoryTest, MemGetInfoTracksAllocations) {
@@ -72,24 +73,24 @@ TEST_P(MemoryTest, MemGetInfoTracksAllocations) {
   void* b = DeviceAlloc(2, 24);
   EXPECT_EQ(FreeBytes(2), kCapacity - 1024);
   EXPECT_EQ(FreeBytes(1), kCapacity);
-  EXPECT_EQ(api_->device_free(2, a), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 2, a), OPENREG_SUCCESS);
   EXPECT_EQ(FreeBytes(2), kCapacity - 24);
-  EXPECT_EQ(api_->device_free(2, b), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 2, b), OPENREG_SUCCESS);
   EXPECT_EQ(FreeBytes(2), kCapacity);
 }
 
 TEST_P(MemoryTest, DeviceFreeRejectsPointersItDidNotAllocate) {
   int on_stack = 0;
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->device_free(0, &on_stack)));
+                        api_->device_free(context_, 0, &on_stack)));
   char* ptr = static_cast<char*>(DeviceAlloc(0, 512));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->device_free(0, ptr + 16)));
-  EXPECT_TRUE(
-      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->device_free(1, ptr)));
-  EXPECT_EQ(api_->device_free(0, ptr), OPENREG_SUCCESS);
-  EXPECT_TRUE(
-      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->device_free(0, ptr)));
+                        api_->device_free(context_, 0, ptr + 16)));
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->device_free(context_, 1, ptr)));
+  EXPECT_EQ(api_->device_free(context_, 0, ptr), OPENREG_SUCCESS);
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->device_free(context_, 0, ptr)));
   EXPECT_EQ(FreeBytes(0), kCapacity);
 }
 
@@ -107,11 +108,13 @@ TEST_P(MemoryTest, PinnedHostMemoryIsTrackedAsHost) {
   EXPECT_EQ(attributes.memory_type, OPENREG_MEMORY_TYPE_HOST);
   EXPECT_EQ(attributes.base, host);
 
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->host_free(static_cast<char*>(host) + 8)));
-  EXPECT_EQ(api_->host_free(host), OPENREG_SUCCESS);
+  EXPECT_TRUE(
+      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                api_->host_free(context_, static_cast<char*>(host) + 8)));
+  EXPECT_EQ(api_->host_free(context_, host), OPENREG_SUCCESS);
   EXPECT_EQ(Attributes(host).memory_type, OPENREG_MEMORY_TYPE_UNREGISTERED);
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->host_free(host)));
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->host_free(context_, host)));
 }
 
 TEST_P(MemoryTest, PointerAttributesOfDeviceMemoryIncludingInterior) {
@@ -132,7 +135,7 @@ TEST_P(MemoryTest, PointerAttributesOfDeviceMemoryIncludingInterior) {
   attributes = Attributes(ptr + 300);
   EXPECT_FALSE(attributes.memory_type == OPENREG_MEMORY_TYPE_DEVICE &&
                attributes.base == ptr);
-  EXPECT_EQ(api_->device_free(2, ptr), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 2, ptr), OPENREG_SUCCESS);
   EXPECT_EQ(Attributes(ptr).memory_type, OPENREG_MEMORY_TYPE_UNREGISTERED);
 }
 
@@ -155,16 +158,18 @@ TEST_P(MemoryTest, PointerAttributesHonourStructSize) {
   const openreg_pointer_attributes untouched = attributes;
   attributes.struct_size =
       OPENREG_STRUCT_SIZE(openreg_pointer_attributes, device);
-  ASSERT_EQ(api_->pointer_get_attributes(ptr, &attributes), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->pointer_get_attributes(context_, ptr, &attributes),
+            OPENREG_SUCCESS);
   EXPECT_EQ(attributes.memory_type, OPENREG_MEMORY_TYPE_DEVICE);
   EXPECT_EQ(attributes.device, 0);
   EXPECT_EQ(attributes.base, untouched.base);
   EXPECT_EQ(attributes.size, untouched.size);
 
   attributes.struct_size = sizeof(size_t);
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->pointer_get_attributes(ptr, &attributes)));
-  EXPECT_EQ(api_->device_free(0, ptr), OPENREG_SUCCESS);
+  EXPECT_TRUE(
+      FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                api_->pointer_get_attributes(context_, ptr, &attributes)));
+  EXPECT_EQ(api_->device_free(context_, 0, ptr), OPENREG_SUCCESS);
 }
 
 }  // namespace

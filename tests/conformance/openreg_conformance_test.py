@@ -4,7 +4,7 @@
 
 Runs the binary as a driver author would (a driver path on the command line)
 against the shipped cpu_sim, then with expectation files that list tests
-cpu_sim passes or (given a bad option, so init fails) fails.
+cpu_sim passes or (given a bad option, so context_create fails) fails.
 """
 
 import os
@@ -44,7 +44,7 @@ class StandaloneBinaryTest(unittest.TestCase):
         self.assertIn("DRIVER.so", result.stderr)
 
     def test_unsupported_test_is_skipped_with_its_reason(self):
-        result = run(DRIVER, self.expectations("unsupported StreamTest.QueryIsExact: no exact queries here\n"), FILTER)
+        result = run("--openreg_driver=" + DRIVER, self.expectations("unsupported StreamTest.QueryIsExact: no exact queries here\n"), FILTER)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("[  SKIPPED ] 1 test", result.stdout)
         self.assertIn("unsupported by this driver", result.stdout)
@@ -59,9 +59,9 @@ class StandaloneBinaryTest(unittest.TestCase):
         self.assertIn("[  FAILED  ] Drivers/StreamTest.QueryIsExact/", result.stdout)
 
     def test_expected_failure_that_fails_does_not_fail_the_run(self):
-        # An unknown option makes init fail, so every initialized test fails;
-        # with both listed (one by a pattern) the run still passes.
-        entries = "expected_failure StreamTest.QueryIsExact: init refuses\nexpected_failure MemoryTest.MemGetInfo*: same\n"
+        # An unknown option makes context_create fail, so every test with a
+        # context fails; with both listed (one by a pattern) the run still passes.
+        entries = "expected_failure StreamTest.QueryIsExact: context_create refuses\nexpected_failure MemoryTest.MemGetInfo*: same\n"
         bad_options = "--openreg_driver_options=no_such_option=1"
         unlisted = run(DRIVER, bad_options, FILTER)
         self.assertNotEqual(unlisted.returncode, 0, unlisted.stdout)
@@ -69,7 +69,7 @@ class StandaloneBinaryTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("[  SKIPPED ] 2 tests", result.stdout)
         self.assertIn("expected failure (", result.stdout)
-        self.assertIn("init refuses); it failed with:", result.stdout)
+        self.assertIn("context_create refuses); it failed with:", result.stdout)
 
     def test_malformed_file_names_the_line(self):
         result = run(DRIVER, self.expectations("# comment\n\nskip StreamTest.QueryIsExact: why\n"))

@@ -53,28 +53,30 @@ TEST_P(StressTest, ManyStreamsAndEventsChainedAcrossDevices) {
     if (i > 0) {
       links[i]->previous = &links[i - 1]->count;
       links[i]->previous_expected = kItems;
-      ASSERT_EQ(api_->stream_wait_event(streams[i], events[i - 1]),
+      ASSERT_EQ(api_->stream_wait_event(context_, streams[i], events[i - 1]),
                 OPENREG_SUCCESS)
-          << api_->last_error_message();
+          << api_->last_error_message(context_);
     }
     for (int item = 0; item < kItems; ++item) {
-      ASSERT_EQ(api_->launch_host_func(streams[i], CountAfterPrevious,
+      ASSERT_EQ(api_->launch_host_func(context_, streams[i], CountAfterPrevious,
                                        links[i].get()),
                 OPENREG_SUCCESS)
-          << api_->last_error_message();
+          << api_->last_error_message(context_);
     }
-    ASSERT_EQ(api_->event_record(events[i], streams[i]), OPENREG_SUCCESS)
-        << api_->last_error_message();
+    ASSERT_EQ(api_->event_record(context_, events[i], streams[i]),
+              OPENREG_SUCCESS)
+        << api_->last_error_message(context_);
   }
-  ASSERT_EQ(api_->event_synchronize(events.back()), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_synchronize(context_, events.back()), OPENREG_SUCCESS);
   for (int i = 0; i < kStreams; ++i) {
-    EXPECT_EQ(api_->event_query(events[i]), OPENREG_SUCCESS) << "stream " << i;
+    EXPECT_EQ(api_->event_query(context_, events[i]), OPENREG_SUCCESS)
+        << "stream " << i;
     EXPECT_EQ(links[i]->count.load(), kItems) << "stream " << i;
     EXPECT_EQ(links[i]->out_of_order.load(), 0) << "stream " << i;
   }
   for (int i = 0; i < kStreams; ++i) {
-    EXPECT_EQ(api_->event_destroy(events[i]), OPENREG_SUCCESS);
-    EXPECT_EQ(api_->stream_destroy(streams[i]), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->event_destroy(context_, events[i]), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->stream_destroy(context_, streams[i]), OPENREG_SUCCESS);
   }
 }
 
@@ -92,28 +94,31 @@ TEST_P(StressTest, ManyThreadsCreateUseAndDestroyHandles) {
         void* memory = nullptr;
         std::atomic<int> counter{0};
         const bool ok =
-            api_->stream_create(device, 0, &stream) == OPENREG_SUCCESS &&
-            api_->event_create(device, OPENREG_EVENT_DEFAULT, &event) ==
+            api_->stream_create(context_, device, 0, &stream) ==
                 OPENREG_SUCCESS &&
-            api_->device_malloc(device, 4096, &memory) == OPENREG_SUCCESS &&
-            api_->memset_async(memory, t, 4096, stream) == OPENREG_SUCCESS &&
-            api_->launch_host_func(stream, Count, &counter) ==
+            api_->event_create(context_, device, OPENREG_EVENT_DEFAULT,
+                               &event) == OPENREG_SUCCESS &&
+            api_->device_malloc(context_, device, 4096, &memory) ==
                 OPENREG_SUCCESS &&
-            api_->event_record(event, stream) == OPENREG_SUCCESS &&
-            api_->event_synchronize(event) == OPENREG_SUCCESS &&
+            api_->memset_async(context_, memory, t, 4096, stream) ==
+                OPENREG_SUCCESS &&
+            api_->launch_host_func(context_, stream, Count, &counter) ==
+                OPENREG_SUCCESS &&
+            api_->event_record(context_, event, stream) == OPENREG_SUCCESS &&
+            api_->event_synchronize(context_, event) == OPENREG_SUCCESS &&
             counter.load() == 1;
         if (!ok) ++failures[t];
         if (event != nullptr &&
-            api_->event_destroy(event) != OPENREG_SUCCESS) {
+            api_->event_destroy(context_, event) != OPENREG_SUCCESS) {
           ++failures[t];
         }
         if (stream != nullptr &&
-            (api_->stream_synchronize(stream) != OPENREG_SUCCESS ||
-             api_->stream_destroy(stream) != OPENREG_SUCCESS)) {
+            (api_->stream_synchronize(context_, stream) != OPENREG_SUCCESS ||
+             api_->stream_destroy(context_, stream) != OPENREG_SUCCESS)) {
           ++failures[t];
         }
         if (memory != nullptr &&
-            api_->device_free(device, memory) != OPENREG_SUCCESS) {
+            api_->device_free(context_, device, memory) != OPENREG_SUCCESS) {
           ++failures[t];
         }
       }
@@ -155,19 +160,19 @@ TEST_P(StressTest, LongRunKeepsStreamOrder) {
   std::vector<SequenceItem> items(kItems);
   for (int i = 0; i < kItems; ++i) {
     items[i] = SequenceItem{&sequence, i};
-    ASSERT_EQ(api_->launch_host_func(stream, CheckTurn, &items[i]),
+    ASSERT_EQ(api_->launch_host_func(context_, stream, CheckTurn, &items[i]),
               OPENREG_SUCCESS)
-        << "item " << i << ": " << api_->last_error_message();
+        << "item " << i << ": " << api_->last_error_message(context_);
     if (i % 500 == 499) {
-      const openreg_status query = api_->stream_query(stream);
+      const openreg_status query = api_->stream_query(context_, stream);
       EXPECT_TRUE(query == OPENREG_SUCCESS || query == OPENREG_ERROR_NOT_READY)
           << query;
     }
   }
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   EXPECT_EQ(sequence.next.load(), kItems);
   EXPECT_EQ(sequence.out_of_order.load(), 0);
-  EXPECT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_P(StressTest, AllocationChurnReturnsAllMemory) {
@@ -177,22 +182,24 @@ TEST_P(StressTest, AllocationChurnReturnsAllMemory) {
     const int32_t device = round % kDeviceCount;
     const size_t size = 1 + static_cast<size_t>(round * 2654435761u) % 8192;
     void* ptr = nullptr;
-    ASSERT_EQ(api_->device_malloc(device, size, &ptr), OPENREG_SUCCESS)
-        << "round " << round << ": " << api_->last_error_message();
+    ASSERT_EQ(api_->device_malloc(context_, device, size, &ptr),
+              OPENREG_SUCCESS)
+        << "round " << round << ": " << api_->last_error_message(context_);
     live.push_back(ptr);
     // Free in a different order than allocated, keeping a few live.
     if (live.size() > 6) {
       const size_t victim = static_cast<size_t>(round) % live.size();
       openreg_pointer_attributes attributes = Attributes(live[victim]);
-      ASSERT_EQ(api_->device_free(attributes.device, live[victim]),
+      ASSERT_EQ(api_->device_free(context_, attributes.device, live[victim]),
                 OPENREG_SUCCESS)
-          << api_->last_error_message();
+          << api_->last_error_message(context_);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(victim));
     }
   }
   for (void* ptr : live) {
     openreg_pointer_attributes attributes = Attributes(ptr);
-    EXPECT_EQ(api_->device_free(attributes.device, ptr), OPENREG_SUCCESS);
+    EXPECT_EQ(api_->device_free(context_, attributes.device, ptr),
+              OPENREG_SUCCESS);
   }
   for (int32_t device = 0; device < kDeviceCount; ++device) {
     EXPECT_EQ(FreeBytes(device), kCapacity) << "device " << device;
