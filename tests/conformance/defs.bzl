@@ -28,11 +28,6 @@ def driver_conformance_test(name, driver, options = "", expectations = None, siz
         size = size,
         args = args,
         data = data,
-        # As the standalone binary: the suite and the core's loader linked
-        # in, so abseil (linked --as-needed, see @system_libs//:absl) is
-        # decided from objects that use it rather than dropped for a
-        # shared //core/driver that does.
-        linkstatic = True,
         deps = ["//tests/conformance:conformance_suite"],
         **kwargs
     )
