@@ -1,12 +1,16 @@
 #include "core/driver/v1_adapter.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <set>
+#include <string>
 #include <utility>
 
-#include "absl/base/attributes.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 
 namespace openreg {
@@ -29,20 +33,45 @@ openreg_status Fail(const V1Adapter* adapter, openreg_status status,
   return status;
 }
 
-// A failure of the 1.x driver: its own message is the newest.
-void DriverFailed() { adapter_error.set = false; }
-
-// The 1.x drivers with a live context, by their table.
-ABSL_CONST_INIT absl::Mutex open_drivers_mutex(absl::kConstInit);
-std::set<const openreg_driver_api_v1*>& OpenDrivers()
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(open_drivers_mutex) {
-  // Never destroyed: a context may still be destroyed during exit.
-  static auto* open = new std::set<const openreg_driver_api_v1*>;
-  return *open;
+// A 1.x driver's `status`, passed on. On a failure its own message is the
+// newest.
+openreg_status FromDriver(openreg_status status) {
+  if (status != OPENREG_SUCCESS && status != OPENREG_ERROR_NOT_READY)
+      [[unlikely]] {
+    adapter_error.set = false;
+  }
+  return status;
 }
 
-openreg_context ToContext(const V1Adapter* adapter) {
-  return reinterpret_cast<openreg_context>(const_cast<V1Adapter*>(adapter));
+// The live contexts of every adapter. A context is a number from
+// `next_handle`, never reused and never a pointer, looked up here by every
+// function, so a NULL, destroyed or made-up context is a failed lookup, never
+// a read of freed memory (nor a call into a 1.x driver after its shutdown).
+// Allocated once and never freed: a context may still be used during exit.
+struct LiveContexts {
+  absl::Mutex mu;
+  uintptr_t next_handle ABSL_GUARDED_BY(mu) = 1;
+  absl::flat_hash_map<uintptr_t, const V1Adapter*> adapters ABSL_GUARDED_BY(mu);
+  // The 1.x drivers with a live (or initializing) context, by their table.
+  absl::flat_hash_set<const openreg_driver_api_v1*> open_drivers
+      ABSL_GUARDED_BY(mu);
+};
+
+LiveContexts& Live() {
+  static auto* live = new LiveContexts;
+  return *live;
+}
+
+uintptr_t Handle(openreg_context context) {
+  return reinterpret_cast<uintptr_t>(context);
+}
+
+// The adapter of the live context `context`, or null.
+const V1Adapter* FindAdapter(openreg_context context) {
+  LiveContexts& live = Live();
+  absl::ReaderMutexLock lock(&live.mu);
+  const auto it = live.adapters.find(Handle(context));
+  return it == live.adapters.end() ? nullptr : it->second;
 }
 
 openreg_driver_api_v1 CoveredFields(const openreg_driver_api_v1& driver) {
@@ -75,14 +104,30 @@ std::string MissingPriorityMessage(const openreg_driver_api_v1& driver) {
 
 // The functions of the adapter's table.
 struct V1Calls {
-  static const V1Adapter& AdapterOf(openreg_context context) {
-    return *reinterpret_cast<const V1Adapter*>(context);
+  // The adapter of the live context `context`, or null after failing with
+  // INVALID_ARGUMENT. The only work the forwarding functions add to a call.
+  static const V1Adapter* AdapterOf(openreg_context context) {
+    const V1Adapter* adapter = FindAdapter(context);
+    if (adapter == nullptr) [[unlikely]] {
+      NotLive(context);
+    }
+    return adapter;
   }
 
-  static openreg_status NullContext() {
-    return Fail(nullptr, OPENREG_ERROR_INVALID_ARGUMENT,
-                "the context is NULL; pass the context that "
-                "DriverLibrary::CreateContext returned for this 1.x driver");
+  static openreg_status NotLive(openreg_context context) {
+    if (context == nullptr) {
+      return Fail(nullptr, OPENREG_ERROR_INVALID_ARGUMENT,
+                  "the context is NULL; pass the context that "
+                  "DriverLibrary::CreateContext returned for this 1.x "
+                  "driver");
+    }
+    return Fail(
+        nullptr, OPENREG_ERROR_INVALID_ARGUMENT,
+        absl::StrFormat("context %p is not a live context of an adapted 1.x "
+                        "driver: it was destroyed by context_destroy (the 1.x "
+                        "driver's shutdown) or never returned by "
+                        "DriverLibrary::CreateContext; pass a live one",
+                        context));
   }
 
   // Forwards a 2.0 call to the 1.x function `V1Function` of the same name,
@@ -93,16 +138,11 @@ struct V1Calls {
             openreg_status (*openreg_driver_api_v1::*V1Function)(Args...)>
   struct Forward<V1Function> {
     static openreg_status Call(openreg_context context, Args... args) {
-      if (context == nullptr) [[unlikely]] {
-        return NullContext();
+      const V1Adapter* adapter = AdapterOf(context);
+      if (adapter == nullptr) [[unlikely]] {
+        return OPENREG_ERROR_INVALID_ARGUMENT;
       }
-      const openreg_status status =
-          (AdapterOf(context).driver_.*V1Function)(args...);
-      if (status != OPENREG_SUCCESS && status != OPENREG_ERROR_NOT_READY)
-          [[unlikely]] {
-        DriverFailed();
-      }
-      return status;
+      return FromDriver((adapter->driver_.*V1Function)(args...));
     }
   };
 
@@ -119,39 +159,38 @@ struct V1Calls {
     }
 
     static openreg_status context_destroy(openreg_context context) {
-      if (context == nullptr) return NullContext();
-      const V1Adapter& adapter = AdapterOf(context);
-      const openreg_status status = adapter.driver_.shutdown();
-      if (status != OPENREG_SUCCESS) {
-        DriverFailed();
-        return status;
-      }
-      absl::MutexLock lock(&open_drivers_mutex);
-      OpenDrivers().erase(adapter.driver_table_);
+      const V1Adapter* adapter = AdapterOf(context);
+      if (adapter == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+      const openreg_status status = FromDriver(adapter->driver_.shutdown());
+      if (status != OPENREG_SUCCESS) return status;
+      LiveContexts& live = Live();
+      absl::MutexLock lock(&live.mu);
+      live.adapters.erase(Handle(context));
+      live.open_drivers.erase(adapter->driver_table_);
       return status;
     }
 
     static const char* last_error_message(openreg_context context) {
+      const V1Adapter* adapter = FindAdapter(context);
       if (adapter_error.set &&
-          (context == nullptr || adapter_error.adapter == nullptr ||
-           adapter_error.adapter == &AdapterOf(context))) {
+          (adapter == nullptr || adapter_error.adapter == nullptr ||
+           adapter_error.adapter == adapter)) {
         return adapter_error.message.c_str();
       }
-      if (context == nullptr) return "";
-      return AdapterOf(context).driver_.last_error_message();
+      if (adapter == nullptr) return "";
+      return adapter->driver_.last_error_message();
     }
 
     static openreg_status stream_get_priority(openreg_context context,
                                               openreg_stream stream,
                                               int32_t* priority) {
-      if (context == nullptr) return NullContext();
-      const V1Adapter& adapter = AdapterOf(context);
-      if (adapter.driver_.stream_get_priority == nullptr) {
-        return Fail(&adapter, OPENREG_ERROR_NOT_SUPPORTED,
-                    adapter.missing_priority_message_);
+      const V1Adapter* adapter = AdapterOf(context);
+      if (adapter == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+      if (adapter->driver_.stream_get_priority == nullptr) {
+        return Fail(adapter, OPENREG_ERROR_NOT_SUPPORTED,
+                    adapter->missing_priority_message_);
       }
-      return Forward<&openreg_driver_api_v1::stream_get_priority>::Call(
-          context, stream, priority);
+      return FromDriver(adapter->driver_.stream_get_priority(stream, priority));
     }
   };
 };
@@ -192,9 +231,10 @@ openreg_status V1Adapter::CreateContext(const openreg_driver_config* config,
                 "receive the new context");
   }
   *context = nullptr;
+  LiveContexts& live = Live();
   {
-    absl::MutexLock lock(&open_drivers_mutex);
-    if (!OpenDrivers().insert(driver_table_).second) {
+    absl::MutexLock lock(&live.mu);
+    if (!live.open_drivers.insert(driver_table_).second) {
       return Fail(
           this, OPENREG_ERROR_NOT_SUPPORTED,
           absl::StrCat(
@@ -211,11 +251,14 @@ openreg_status V1Adapter::CreateContext(const openreg_driver_config* config,
     // Kept now: with no context, last_error_message cannot reach the
     // driver's message later.
     Fail(this, status, driver_.last_error_message());
-    absl::MutexLock lock(&open_drivers_mutex);
-    OpenDrivers().erase(driver_table_);
+    absl::MutexLock lock(&live.mu);
+    live.open_drivers.erase(driver_table_);
     return status;
   }
-  *context = ToContext(this);
+  absl::MutexLock lock(&live.mu);
+  const uintptr_t handle = live.next_handle++;
+  live.adapters.emplace(handle, this);
+  *context = reinterpret_cast<openreg_context>(handle);
   return OPENREG_SUCCESS;
 }
 

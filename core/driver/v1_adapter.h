@@ -8,13 +8,18 @@
 // and a second CreateContext while a context lives fails with NOT_SUPPORTED
 // naming the driver and its ABI version. Every other function of the table
 // forwards to the 1.x function of the same name, dropping the context. A 1.x
-// driver's own statuses pass through unchanged (NOT_INITIALIZED included,
-// e.g. for a call with a destroyed context).
+// driver's own statuses pass through unchanged.
+//
+// A context is a number, never reused and never a pointer, that every
+// function looks up in the adapter's registry of live contexts before
+// anything else: a NULL, destroyed or made-up context is INVALID_ARGUMENT, as
+// the ABI requires, and never reaches the 1.x driver (which would answer
+// NOT_INITIALIZED after its shutdown).
 //
 // stream_get_priority, optional in 1.1, is NOT_SUPPORTED with a message
 // naming the driver and that it needs ABI 1.1 when the 1.x table lacks it.
 //
-// Messages: the adapter's own failures (NULL context, second context,
+// Messages: the adapter's own failures (a context not live, second context,
 // missing stream_get_priority) and a failed `init` keep their message per
 // thread in the adapter, so last_error_message works with a context and with
 // NULL after a failed CreateContext; for every other failure it returns the
@@ -22,9 +27,10 @@
 //
 // Ownership: the 1.x table (and the library holding it) must outlive the
 // adapter, and every context must be destroyed before the adapter dies.
-// Thread-safety: as the ABI's; the forwarding functions take no lock and
-// touch no shared state; creating and destroying contexts take a
-// process-wide mutex.
+// Thread-safety: as the ABI's. The registry has a process-wide mutex, taken
+// for reading by the lookup that starts every function and for writing by
+// creating and destroying contexts; it is never held while the 1.x driver
+// runs.
 #ifndef OPENREG_CORE_DRIVER_V1_ADAPTER_H_
 #define OPENREG_CORE_DRIVER_V1_ADAPTER_H_
 

@@ -1,5 +1,6 @@
 // The 1.x adapter, on the minimal driver as written for ABI 1.0: one context
-// at a time, its own messages per thread, the driver's statuses passed on.
+// at a time, only live contexts reach the driver, its own messages per
+// thread, the driver's statuses passed on.
 #include "core/driver/v1_adapter.h"
 
 #include <memory>
@@ -81,18 +82,57 @@ TEST_F(V1AdapterTest, StreamGetPriorityNeeds1_1) {
   EXPECT_EQ(api().context_destroy(context), OPENREG_SUCCESS);
 }
 
-TEST_F(V1AdapterTest, NullContextAndDestroyedContext) {
+TEST_F(V1AdapterTest, NullContextIsRejected) {
   int32_t count = 0;
   EXPECT_EQ(api().get_device_count(nullptr, &count),
             OPENREG_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(std::string(api().last_error_message(nullptr)),
               HasSubstr("the context is NULL"));
+}
+
+// A destroyed context never reaches the 1.x driver, which would answer
+// NOT_INITIALIZED after its shutdown; the ABI says INVALID_ARGUMENT.
+TEST_F(V1AdapterTest, DestroyedContextIsRejected) {
   openreg_context context = nullptr;
   ASSERT_EQ(library_->CreateContext(nullptr, &context), OPENREG_SUCCESS);
   ASSERT_EQ(api().context_destroy(context), OPENREG_SUCCESS);
-  // The 1.x driver's own verdict passes through.
+  int32_t count = 0;
   EXPECT_EQ(api().get_device_count(context, &count),
-            OPENREG_ERROR_NOT_INITIALIZED);
+            OPENREG_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(api().last_error_message(context)),
+              AllOf(HasSubstr("is not a live context"),
+                    HasSubstr("destroyed by context_destroy")));
+  EXPECT_EQ(api().context_destroy(context), OPENREG_ERROR_INVALID_ARGUMENT);
+  // A new context is a new number: the dead one stays dead.
+  openreg_context next = nullptr;
+  ASSERT_EQ(library_->CreateContext(nullptr, &next), OPENREG_SUCCESS);
+  EXPECT_NE(next, context);
+  EXPECT_EQ(api().get_device_count(context, &count),
+            OPENREG_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(api().get_device_count(next, &count), OPENREG_SUCCESS);
+  EXPECT_EQ(api().context_destroy(next), OPENREG_SUCCESS);
+}
+
+// A context the adapter never gave out is rejected without being read
+// (under --config=asan a read of this freed object would be reported).
+TEST_F(V1AdapterTest, MadeUpContextIsRejected) {
+  openreg_context live = nullptr;
+  ASSERT_EQ(library_->CreateContext(nullptr, &live), OPENREG_SUCCESS);
+  auto made_up = std::make_unique<int>(0);
+  openreg_context context = reinterpret_cast<openreg_context>(made_up.get());
+  made_up.reset();
+  int32_t count = 0;
+  EXPECT_EQ(api().get_device_count(context, &count),
+            OPENREG_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(std::string(api().last_error_message(nullptr)),
+              HasSubstr("never returned by DriverLibrary::CreateContext"));
+  int32_t priority = 0;
+  EXPECT_EQ(api().stream_get_priority(context, nullptr, &priority),
+            OPENREG_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(api().context_destroy(context), OPENREG_ERROR_INVALID_ARGUMENT);
+  // The live context was not touched.
+  EXPECT_EQ(api().get_device_count(live, &count), OPENREG_SUCCESS);
+  EXPECT_EQ(api().context_destroy(live), OPENREG_SUCCESS);
 }
 
 TEST_F(V1AdapterTest, FailedInitKeepsTheDriversMessage) {
