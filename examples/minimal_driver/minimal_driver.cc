@@ -6,7 +6,10 @@
 // A context is a State that holds everything the context owns, named by a
 // number that the driver looks up in its registry of live contexts (so a
 // destroyed or made-up context is recognised without touching freed memory).
-// Nothing else is process-wide, so any number of contexts coexist.
+// Streams and events are numbers too, looked up in their context's State.
+// Every handle takes a fresh number from one process-wide counter, so no
+// handle ever aliases another, of this context or of another. Nothing else is
+// process-wide, so any number of contexts coexist.
 //
 // Execution is synchronous: every copy, memset and host function runs on the
 // calling thread before the call returns, so streams and events are just
@@ -18,12 +21,14 @@
 // It includes only the ABI header and the C++ standard library, and exports
 // one symbol, the entry point.
 //
-// Thread-safety: the registry's mutex guards the set of live contexts, and one
-// mutex per context guards its state. Neither is held while a host
-// function runs or data is copied, because host functions may call back into
-// the driver. Instead each stream has a mutex held while its work runs, so
-// items of one stream never overlap even when several threads launch them;
-// it is recursive because a host function may enqueue on its own stream.
+// Thread-safety: the handle counter is atomic, the registry's mutex guards the
+// set of live contexts, and one mutex per context guards its state. Neither is
+// held while a host function runs or data is copied, because host functions may
+// call back into the driver. Instead each stream has a mutex held while its
+// work runs, so items of one stream never overlap even when several threads
+// launch them; it is recursive because a host function may enqueue on its own
+// stream.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -95,25 +100,39 @@ struct State {
   uint64_t capacity = 0;
   std::vector<uint64_t> used;                   // bytes per device
   std::map<uintptr_t, Allocation> allocations;  // by base address
-  // Handles are numbers, never reused within the context, so a handle that
-  // died can never alias a new one.
-  uint64_t next_handle = 1;
-  // shared_ptr: work keeps its stream alive while it runs unlocked.
+  // By handle number (see NewHandle). shared_ptr: work keeps its stream
+  // alive while it runs unlocked.
   std::unordered_map<uint64_t, std::shared_ptr<Stream>> streams;
   std::unordered_map<uint64_t, Event> events;
 };
 
+// --- Handles: numbers, never reused ------------------------------------------
+
+// Every handle (context, stream, event) is a number from this one
+// process-wide counter, never reused and never a pointer. A handle that died
+// therefore never aliases a new one, and a handle of one context is never
+// one of another: looking it up in the wrong context fails.
+std::atomic<uint64_t> next_handle{1};
+
+template <typename Handle>
+Handle NewHandle() {
+  return reinterpret_cast<Handle>(static_cast<uintptr_t>(next_handle++));
+}
+
+uint64_t HandleId(const void* handle) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
+}
+
 // --- Contexts: the live ones, by number --------------------------------------
 
-// A context handle is a number, never reused and never a pointer, looked up
-// in this registry of the live contexts. A NULL, destroyed or made-up
-// context is then a failed lookup with a clear error, never a read of freed
-// memory. This is a registry of what exists, not a "current" context: every
-// call names its context. The registry is allocated once and never freed, so
-// it outlives static destructors (the core may still call in during exit).
+// A context handle is looked up in this registry of the live contexts. A NULL,
+// destroyed or made-up context is then a failed lookup with a clear error,
+// never a read of freed memory. This is a registry of what exists, not a
+// "current" context: every call names its context. The registry is allocated
+// once and never freed, so it outlives static destructors (the core may still
+// call in during exit).
 struct Contexts {
-  std::mutex mu;  // guards both fields; never held while a State is used
-  uint64_t next_id = 1;
+  std::mutex mu;  // guards `live`; never held while a State is used
   std::unordered_map<uint64_t, std::shared_ptr<State>> live;
 };
 
@@ -122,30 +141,18 @@ Contexts& LiveContexts() {
   return *contexts;
 }
 
-uint64_t ContextId(openreg_context context) {
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(context));
-}
-
 // The state of the live context `context`, or null after setting the error.
 // The shared_ptr keeps the state alive for the call.
 std::shared_ptr<State> StateOf(openreg_context context, const char* function) {
   Contexts& contexts = LiveContexts();
   std::lock_guard<std::mutex> lock(contexts.mu);
-  auto it = contexts.live.find(ContextId(context));
+  auto it = contexts.live.find(HandleId(context));
   if (it != contexts.live.end()) return it->second;
   Fail(OPENREG_ERROR_INVALID_ARGUMENT,
        std::string(function) +
            ": the context is NULL, was destroyed, or was never returned by "
            "context_create");
   return nullptr;
-}
-
-uint64_t HandleId(const void* handle) {
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
-}
-template <typename Handle>
-Handle NewHandle(State* state) {
-  return reinterpret_cast<Handle>(static_cast<uintptr_t>(state->next_handle++));
 }
 
 // The checks below expect state->mu to be held.
@@ -236,9 +243,8 @@ openreg_status context_create(const openreg_driver_config* config,
   state->used.assign(device_count, 0);
   Contexts& contexts = LiveContexts();
   std::lock_guard<std::mutex> lock(contexts.mu);
-  const uint64_t id = contexts.next_id++;
-  contexts.live[id] = std::move(state);
-  *context = reinterpret_cast<openreg_context>(static_cast<uintptr_t>(id));
+  *context = NewHandle<openreg_context>();
+  contexts.live[HandleId(*context)] = std::move(state);
   return OPENREG_SUCCESS;
 }
 
@@ -248,7 +254,7 @@ openreg_status context_create(const openreg_driver_config* config,
 openreg_status context_destroy(openreg_context context) {
   Contexts& contexts = LiveContexts();
   std::lock_guard<std::mutex> lock(contexts.mu);
-  if (contexts.live.erase(ContextId(context)) == 0) {
+  if (contexts.live.erase(HandleId(context)) == 0) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 "context_destroy: the context is NULL, was destroyed, or was "
                 "never returned by context_create");
@@ -503,7 +509,7 @@ openreg_status stream_create(openreg_context context, int32_t device,
                 "stream_create: priority " + std::to_string(priority) +
                     " is outside the device's range [0, 0]");
   }
-  *stream = NewHandle<openreg_stream>(state.get());
+  *stream = NewHandle<openreg_stream>();
   state->streams[HandleId(*stream)] = std::make_shared<Stream>(device);
   return OPENREG_SUCCESS;
 }
@@ -584,7 +590,7 @@ openreg_status event_create(openreg_context context, int32_t device,
     return Fail(OPENREG_ERROR_NOT_SUPPORTED,
                 "event_create: unknown flags " + std::to_string(flags));
   }
-  *event = NewHandle<openreg_event>(state.get());
+  *event = NewHandle<openreg_event>();
   state->events[HandleId(*event)] = Event{device, flags};
   return OPENREG_SUCCESS;
 }
