@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_split.h"
 #include "driver_abi/openreg_driver.h"
@@ -22,13 +23,15 @@ std::string ReadFile(const std::string& path) {
 TEST(FunctionIndexTest, DocsCarryTheGeneratedIndex) {
   const std::string page = ReadFile("docs/driver_abi.md");
   ASSERT_FALSE(page.empty()) << "docs/driver_abi.md is not in the runfiles";
-  const size_t begin = page.find(kFunctionIndexBegin);
-  const size_t end = page.find(kFunctionIndexEnd);
+  const std::string begin_marker(kFunctionIndexBegin);
+  const std::string end_marker(kFunctionIndexEnd);
+  const size_t begin = page.find(begin_marker);
+  const size_t end = page.find(end_marker);
   ASSERT_NE(begin, std::string::npos)
       << "docs/driver_abi.md lacks the line\n" << kFunctionIndexBegin;
   ASSERT_NE(end, std::string::npos)
       << "docs/driver_abi.md lacks the line\n" << kFunctionIndexEnd;
-  const size_t table = begin + kFunctionIndexBegin.size() + 2;  // "\n\n"
+  const size_t table = begin + begin_marker.size() + 2;  // "\n\n"
   ASSERT_LT(table, end);
   EXPECT_EQ(page.substr(table, end - table), FunctionIndexMarkdown() + "\n")
       << "docs/driver_abi.md's function index differs from "
