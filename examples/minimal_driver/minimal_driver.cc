@@ -701,12 +701,14 @@ openreg_status device_synchronize(openreg_context context, int32_t device) {
 }
 
 // The table, filled by name from the ABI's function list: every entry is
-// the function of the same name above.
+// the function of the same name above. The size and minor version name the
+// version this file implements, not the header's newest: a later header then
+// makes the new functions missing at compile time instead of claimed.
 #define MINIMAL_DRIVER_ENTRY(minor, return_type, name, params) .name = name,
 constexpr openreg_driver_api kApi = {
-    .struct_size = sizeof(openreg_driver_api),
-    .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
-    .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
+    .struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V2_0,
+    .abi_version_major = 2,
+    .abi_version_minor = 0,
     .driver_name = "minimal",
     .driver_version = "2.0.0",
     OPENREG_DRIVER_FUNCTIONS(MINIMAL_DRIVER_ENTRY)};
