@@ -15,9 +15,10 @@
 #include "core/aten/cpu_alias.h"
 #include "core/aten/native_ops.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 

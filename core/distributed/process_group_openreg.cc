@@ -12,10 +12,10 @@
 #include "core/distributed/collective_work.h"
 #include "core/distributed/cross_rank_check.h"
 #include "core/distributed/tensor_checks.h"
-#include "core/runtime/guard_impl.h"
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/guard_impl.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {

@@ -1,6 +1,6 @@
 // Conversions between PyTorch's c10::Stream and the driver's stream handles.
-#ifndef OPENREG_CORE_RUNTIME_TORCH_STREAM_H_
-#define OPENREG_CORE_RUNTIME_TORCH_STREAM_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_TORCH_STREAM_H_
+#define OPENREG_CORE_TORCH_RUNTIME_TORCH_STREAM_H_
 
 #include <c10/core/Stream.h>
 
@@ -19,4 +19,4 @@ openreg_stream CurrentDriverStream(c10::DeviceIndex device);
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_TORCH_STREAM_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_TORCH_STREAM_H_

@@ -1,15 +1,16 @@
-#include "core/runtime/storage_resize.h"
+#include "core/torch_runtime/storage_resize.h"
 
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
 
-#include "core/runtime/device_allocator.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/device_allocator.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 

@@ -1,10 +1,11 @@
-#include "core/runtime/guard_impl.h"
+#include "core/torch_runtime/guard_impl.h"
 
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -40,7 +41,7 @@ c10::Device GuardImpl::getDevice() const {
 void GuardImpl::setDevice(c10::Device device) const {
   TORCH_CHECK(device.type() == kDeviceType, "expected an openreg device, got ",
               device);
-  RuntimeForDevice(device.index());
+  CheckDeviceIndex(device.index());
   SetCurrentDeviceIndex(device.index());
 }
 
@@ -58,7 +59,7 @@ c10::DeviceIndex GuardImpl::deviceCount() const noexcept {
 
 c10::DeviceCapability GuardImpl::getDeviceCapability(
     c10::Device device) const {
-  RuntimeForDevice(IndexOf(device));
+  CheckDeviceIndex(IndexOf(device));
   // Every op runs ATen's CPU kernel on device memory, so a dtype is supported
   // when the CPU can allocate, copy and convert it. Not listed: quantized
   // types (they need a QuantizedPrivateUse1 backend openreg does not have),
@@ -86,7 +87,7 @@ c10::Stream GuardImpl::getStream(c10::Device device) const {
 
 c10::Stream GuardImpl::getDefaultStream(c10::Device device) const {
   const c10::DeviceIndex index = IndexOf(device);
-  RuntimeForDevice(index);
+  CheckDeviceIndex(index);
   return MakeStream(index, kDefaultStreamId);
 }
 
@@ -125,7 +126,7 @@ void GuardImpl::synchronizeStream(const c10::Stream& stream) const {
 }
 
 void GuardImpl::synchronizeDevice(c10::DeviceIndex device_index) const {
-  RuntimeForDevice(device_index);
+  CheckDeviceIndex(device_index);
   SynchronizeDevice(device_index);
 }
 
