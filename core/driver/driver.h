@@ -1,14 +1,17 @@
-// The C++ face of a loaded driver: every ABI function as a method returning
-// absl::Status / absl::StatusOr, with the driver's error message attached.
+// The C++ face of a driver context: every ABI function as a method returning
+// absl::Status / absl::StatusOr, with the driver's error message attached,
+// and owning types for the streams and events it creates.
 //
-// Ownership: a Driver owns its library and the driver's global state; the
-// destructor shuts the driver down and unloads it. Streams and events created
-// through it are raw handles owned by the caller, who must destroy them before
-// the Driver.
+// Ownership: a Driver owns one context of a DriverLibrary and shares the
+// library (several Drivers, each with its own context, may use one library:
+// Driver::Create). The destructor destroys the context; every DriverStream
+// and DriverEvent made through it must be gone first (they hold a pointer to
+// their Driver). Memory from DeviceMalloc/HostMalloc belongs to the context
+// and is released with it.
 //
 // Thread-safety: every method may be called from any thread concurrently (the
 // ABI requires drivers to be thread-safe); the Driver itself is immutable
-// after Load. Methods that block say so.
+// after Load/Create, and calls take no lock. Methods that block say so.
 #ifndef OPENREG_CORE_DRIVER_DRIVER_H_
 #define OPENREG_CORE_DRIVER_DRIVER_H_
 
@@ -18,18 +21,92 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/driver/driver_loader.h"
-#include "driver_abi/openreg_driver.h"
+#include "core/driver/driver_library.h"
 #include "core/driver/validation_layer.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg {
+
+class Driver;
+
+// The direction of a copy (OPENREG_MEMCPY_*).
+enum class CopyKind : int32_t {
+  kHostToHost = OPENREG_MEMCPY_HOST_TO_HOST,
+  kHostToDevice = OPENREG_MEMCPY_HOST_TO_DEVICE,
+  kDeviceToHost = OPENREG_MEMCPY_DEVICE_TO_HOST,
+  kDeviceToDevice = OPENREG_MEMCPY_DEVICE_TO_DEVICE,
+};
+
+// Event creation flags (OPENREG_EVENT_*).
+enum class EventFlags : uint32_t {
+  kDefault = OPENREG_EVENT_DEFAULT,
+  kEnableTiming = OPENREG_EVENT_ENABLE_TIMING,
+};
+
+// A stream owned by its holder: destroyed through its Driver (which must
+// outlive it) when the DriverStream dies or is assigned over. Move-only. A
+// destroy failure cannot be reported from a destructor; the validation layer
+// reports misuse on its own.
+class DriverStream {
+ public:
+  DriverStream() = default;
+  DriverStream(DriverStream&& other) noexcept;
+  DriverStream& operator=(DriverStream&& other) noexcept;
+  DriverStream(const DriverStream&) = delete;
+  DriverStream& operator=(const DriverStream&) = delete;
+  ~DriverStream();
+
+  openreg_stream get() const { return stream_; }
+  int32_t device() const { return device_; }
+  explicit operator bool() const { return stream_ != nullptr; }
+
+ private:
+  friend class Driver;
+  DriverStream(const Driver* driver, openreg_stream stream, int32_t device)
+      : driver_(driver), stream_(stream), device_(device) {}
+  void Reset();
+
+  const Driver* driver_ = nullptr;
+  openreg_stream stream_ = nullptr;
+  int32_t device_ = -1;
+};
+
+// An event owned by its holder, like DriverStream. release() gives up
+// ownership of the raw handle (for c10, which keeps events as void*);
+// Driver::AdoptEvent takes it back.
+class DriverEvent {
+ public:
+  DriverEvent() = default;
+  DriverEvent(DriverEvent&& other) noexcept;
+  DriverEvent& operator=(DriverEvent&& other) noexcept;
+  DriverEvent(const DriverEvent&) = delete;
+  DriverEvent& operator=(const DriverEvent&) = delete;
+  ~DriverEvent();
+
+  openreg_event get() const { return event_; }
+  int32_t device() const { return device_; }
+  explicit operator bool() const { return event_ != nullptr; }
+  // The raw handle, no longer owned: the caller destroys it (or adopts it
+  // again with Driver::AdoptEvent).
+  openreg_event release();
+
+ private:
+  friend class Driver;
+  DriverEvent(const Driver* driver, openreg_event event, int32_t device)
+      : driver_(driver), event_(event), device_(device) {}
+  void Reset();
+
+  const Driver* driver_ = nullptr;
+  openreg_event event_ = nullptr;
+  int32_t device_ = -1;
+};
 
 struct DriverConfig {
   int32_t device_count = 0;          // 0: the driver's default
   uint64_t device_memory_bytes = 0;  // 0: the driver's default
   std::string options;               // driver-specific "key=value,..."
   // Not passed to the driver: puts the validation layer (validation_layer.h)
-  // between the Driver and the driver's table (OPENREG_DRIVER_VALIDATION).
+  // between the Driver and the driver's context (OPENREG_DRIVER_VALIDATION).
   bool validation = false;
 };
 
@@ -55,20 +132,29 @@ struct MemoryInfo {
 
 class Driver {
  public:
-  // Loads the library at `path`, validates it and initializes it with
-  // `config`.
+  // Loads the library at `path` (DriverLibrary::Load) and creates a context
+  // of it with `config`.
   static absl::StatusOr<std::unique_ptr<Driver>> Load(
       const std::string& path, const DriverConfig& config);
+  // A further context of an already loaded library (several may coexist; a
+  // 1.x driver allows one at a time).
+  static absl::StatusOr<std::unique_ptr<Driver>> Create(
+      std::shared_ptr<const DriverLibrary> library, const DriverConfig& config);
 
+  // Destroys the context (and the validation layer wrapping it).
   ~Driver();
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
 
-  const std::string& name() const { return name_; }
-  const std::string& version() const { return version_; }
-  const std::string& path() const { return library_.path; }
-  uint32_t abi_version_major() const { return library_.api->abi_version_major; }
-  uint32_t abi_version_minor() const { return library_.api->abi_version_minor; }
+  const std::shared_ptr<const DriverLibrary>& library() const {
+    return library_;
+  }
+  const std::string& name() const { return library_->name(); }
+  const std::string& version() const { return library_->version(); }
+  const std::string& path() const { return library_->path(); }
+  // The ABI version the driver implements (1.x for an adapted driver).
+  uint32_t abi_version_major() const { return library_->abi_version_major(); }
+  uint32_t abi_version_minor() const { return library_->abi_version_minor(); }
   // The validation layer every call goes through, or null when it is off.
   const ValidationLayer* validation() const { return validation_.get(); }
 
@@ -83,27 +169,27 @@ class Driver {
   absl::StatusOr<MemoryInfo> MemGetInfo(int32_t device) const;
 
   absl::Status MemcpyAsync(void* dst, const void* src, size_t size,
-                           int32_t kind, openreg_stream stream) const;
+                           CopyKind kind, openreg_stream stream) const;
   absl::Status MemsetAsync(void* ptr, int32_t value, size_t size,
                            openreg_stream stream) const;
 
-  absl::StatusOr<openreg_stream> StreamCreate(int32_t device,
-                                              int32_t priority) const;
-  absl::Status StreamDestroy(openreg_stream stream) const;
+  absl::StatusOr<DriverStream> CreateStream(int32_t device,
+                                            int32_t priority) const;
   // True when all work enqueued so far has finished.
   absl::StatusOr<bool> StreamQuery(openreg_stream stream) const;
   // Blocks.
   absl::Status StreamSynchronize(openreg_stream stream) const;
   absl::Status StreamWaitEvent(openreg_stream stream,
                                openreg_event event) const;
-  // The stream's priority as the driver reports it. Optional (ABI 1.1):
-  // kUnimplemented, naming the driver and its ABI version, when the driver
-  // implements 1.0 or does not provide it.
+  // The stream's priority as the driver reports it. kUnimplemented, naming
+  // the driver and its ABI version, for a 1.0 driver (or a 1.1 driver whose
+  // entry is NULL), which cannot report it.
   absl::StatusOr<int32_t> StreamGetPriority(openreg_stream stream) const;
 
-  absl::StatusOr<openreg_event> EventCreate(int32_t device,
-                                            uint32_t flags) const;
-  absl::Status EventDestroy(openreg_event event) const;
+  absl::StatusOr<DriverEvent> CreateEvent(
+      int32_t device, EventFlags flags = EventFlags::kDefault) const;
+  // Takes ownership of `event` (from DriverEvent::release) again.
+  DriverEvent AdoptEvent(openreg_event event, int32_t device) const;
   absl::Status EventRecord(openreg_event event, openreg_stream stream) const;
   // True when the latest record has completed (or there was none).
   absl::StatusOr<bool> EventQuery(openreg_event event) const;
@@ -118,28 +204,27 @@ class Driver {
   absl::Status DeviceSynchronize(int32_t device) const;
 
  private:
-  Driver(LoadedDriverLibrary library,
+  friend class DriverStream;
+  friend class DriverEvent;
+
+  Driver(std::shared_ptr<const DriverLibrary> library,
+         openreg_context driver_context,
          std::unique_ptr<ValidationLayer> validation);
 
-  // Converts a driver status, reading the driver's per-thread message.
+  // Converts a driver status, reading the message of the calling thread.
   absl::Status Check(openreg_status status, const char* function) const;
   // Like Check, but NOT_READY means "false" rather than an error.
   absl::StatusOr<bool> CheckReady(openreg_status status,
                                   const char* function) const;
-  // The kUnimplemented error for an optional function, added in ABI
-  // 1.`minor_added`, that the driver lacks: its table ends before the
-  // function (`covered` false) or the entry is NULL.
-  absl::Status OptionalFunctionMissing(const char* function,
-                                       uint32_t minor_added,
-                                       bool covered) const;
 
-  LoadedDriverLibrary library_;
+  std::shared_ptr<const DriverLibrary> library_;
+  // Destroyed by the layer when there is one (it owns the wrapped context).
+  openreg_context driver_context_;
   std::unique_ptr<ValidationLayer> validation_;
-  // The validation layer's table when it is on, else the driver's.
+  // What every call uses: the validation layer's table and context when it
+  // is on, else the library's.
   const openreg_driver_api& api_;
-  std::string name_;
-  std::string version_;
-  bool initialized_ = false;
+  openreg_context context_;
 };
 
 }  // namespace openreg
