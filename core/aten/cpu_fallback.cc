@@ -99,7 +99,7 @@ at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
     // Pageable source: the driver copies it before returning.
     ThrowIfError(RuntimeForDevice(device).driver().MemcpyAsync(
         result.data_ptr(), source.data_ptr(), bytes,
-        OPENREG_MEMCPY_HOST_TO_DEVICE, CurrentDriverStream(device)));
+        CopyKind::kHostToDevice, CurrentDriverStream(device)));
   }
   return result;
 }

@@ -288,7 +288,7 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
   // Everything the lambda captures is released on a user thread once it has
   // run (Note [Asynchronous execution]).
   EnqueueWork(
-      device, DriverStream(stream), name,
+      device, DriverStreamOf(stream), name,
       [this_group = c10::intrusive_ptr<ProcessGroupOpenReg>::reclaim_copy(this),
        ticket = order_->Take(), batch = std::move(batch), outcome, timeout,
        name]() mutable {

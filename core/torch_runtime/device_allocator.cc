@@ -60,7 +60,7 @@ void DeviceAllocator::copy_data(void* dest, const void* src,
   const Driver& driver = RuntimeForDevice(device).driver();
   const openreg_stream stream = CurrentDriverStream(device);
   ThrowIfError(driver.MemcpyAsync(dest, src, count,
-                                  OPENREG_MEMCPY_DEVICE_TO_DEVICE, stream));
+                                  CopyKind::kDeviceToDevice, stream));
   ThrowIfError(driver.StreamSynchronize(stream));
 }
 
@@ -79,7 +79,7 @@ void DeviceAllocator::recordStream(const c10::DataPtr& ptr,
   if (ptr.get() == nullptr) return;
   ThrowIfError(RuntimeForDevice(stream.device_index())
                    .device_memory()
-                   .RecordStream(ptr.get(), DriverStream(stream)));
+                   .RecordStream(ptr.get(), DriverStreamOf(stream)));
 }
 
 c10::CachingDeviceAllocator::DeviceStats DeviceAllocator::getDeviceStats(

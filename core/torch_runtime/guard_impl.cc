@@ -112,17 +112,17 @@ c10::Stream GuardImpl::getNewStream(c10::Device device, int priority) const {
 
 c10::Stream GuardImpl::exchangeStream(c10::Stream stream) const {
   const c10::Stream previous = CurrentStream(stream.device_index());
-  DriverStream(stream);  // validates the id
+  DriverStreamOf(stream);  // validates the id
   SetCurrentStreamId(stream.device_index(), stream.id());
   return previous;
 }
 
 bool GuardImpl::queryStream(const c10::Stream& stream) const {
-  return QueryStream(stream.device_index(), DriverStream(stream));
+  return QueryStream(stream.device_index(), DriverStreamOf(stream));
 }
 
 void GuardImpl::synchronizeStream(const c10::Stream& stream) const {
-  SynchronizeStream(stream.device_index(), DriverStream(stream));
+  SynchronizeStream(stream.device_index(), DriverStreamOf(stream));
 }
 
 void GuardImpl::synchronizeDevice(c10::DeviceIndex device_index) const {
@@ -138,22 +138,25 @@ void GuardImpl::record(void** event, const c10::Stream& stream,
               " does not match recording stream's device index ",
               static_cast<int>(stream.device_index()), ".");
   const Driver& driver = RuntimeOrThrow().driver();
-  const openreg_stream driver_stream = DriverStream(stream);
+  const openreg_stream driver_stream = DriverStreamOf(stream);
   if (*event == nullptr) {
     // PyTorch's convention: BACKEND_DEFAULT events time, PYTORCH_DEFAULT
     // events do not (as cudaEventDisableTiming).
-    const uint32_t flags = flag == c10::EventFlag::BACKEND_DEFAULT
-                               ? OPENREG_EVENT_ENABLE_TIMING
-                               : OPENREG_EVENT_DEFAULT;
-    *event = ValueOrThrow(driver.EventCreate(stream.device_index(), flags));
+    // c10 keeps the event as a void* and hands it back to destroyEvent, so
+    // ownership leaves the DriverEvent here and returns there.
+    const EventFlags flags = flag == c10::EventFlag::BACKEND_DEFAULT
+                                 ? EventFlags::kEnableTiming
+                                 : EventFlags::kDefault;
+    *event = ValueOrThrow(driver.CreateEvent(stream.device_index(), flags))
+                 .release();
   }
   ThrowIfError(driver.EventRecord(AsEvent(*event), driver_stream));
 }
 
 void GuardImpl::block(void* event, const c10::Stream& stream) const {
   if (event == nullptr) return;
-  ThrowIfError(RuntimeOrThrow().driver().StreamWaitEvent(DriverStream(stream),
-                                                         AsEvent(event)));
+  ThrowIfError(RuntimeOrThrow().driver().StreamWaitEvent(
+      DriverStreamOf(stream), AsEvent(event)));
 }
 
 bool GuardImpl::queryEvent(void* event) const {
@@ -180,10 +183,14 @@ const GuardImpl& GetGuardImpl() {
 }
 
 void GuardImpl::destroyEvent(void* event,
-                             c10::DeviceIndex /*device_index*/) const noexcept {
+                             c10::DeviceIndex device_index) const noexcept {
   if (event == nullptr) return;
   absl::StatusOr<Runtime*> runtime = Runtime::Get();
-  if (runtime.ok()) (*runtime)->driver().EventDestroy(AsEvent(event)).IgnoreError();
+  // Adopted back from record() and destroyed at once, as the DriverEvent
+  // goes out of scope.
+  if (runtime.ok()) {
+    (*runtime)->driver().AdoptEvent(AsEvent(event), device_index);
+  }
 }
 
 }  // namespace openreg

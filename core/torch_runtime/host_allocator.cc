@@ -41,7 +41,7 @@ void HostAllocator::copy_data(void* dest, const void* src,
 bool HostAllocator::record_event(void* /*ptr*/, void* ctx, c10::Stream stream) {
   return RuntimeForDevice(stream.device_index())
       .pinned_memory()
-      .RecordEvent(ctx, stream.device_index(), DriverStream(stream));
+      .RecordEvent(ctx, stream.device_index(), DriverStreamOf(stream));
 }
 
 void HostAllocator::empty_cache() {

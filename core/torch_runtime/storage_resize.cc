@@ -26,7 +26,7 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_size) {
   if (copy_size > 0) {
     const Driver& driver = RuntimeForDevice(device.index()).driver();
     ThrowIfError(driver.MemcpyAsync(new_data.get(), impl->data(), copy_size,
-                                    OPENREG_MEMCPY_DEVICE_TO_DEVICE,
+                                    CopyKind::kDeviceToDevice,
                                     CurrentDriverStream(device.index())));
   }
   c10::DataPtr old_data = impl->set_data_ptr(std::move(new_data));

@@ -14,7 +14,7 @@ c10::Stream CurrentStream(c10::DeviceIndex device) {
                      CurrentStreamId(device));
 }
 
-openreg_stream DriverStream(const c10::Stream& stream) {
+openreg_stream DriverStreamOf(const c10::Stream& stream) {
   TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
               "expected an openreg stream, got a stream of device ",
               stream.device());
@@ -26,7 +26,7 @@ openreg_stream DriverStream(const c10::Stream& stream) {
 }
 
 openreg_stream CurrentDriverStream(c10::DeviceIndex device) {
-  return DriverStream(CurrentStream(device));
+  return DriverStreamOf(CurrentStream(device));
 }
 
 }  // namespace openreg

@@ -12,7 +12,7 @@ namespace openreg {
 c10::Stream CurrentStream(c10::DeviceIndex device);
 
 // The driver handle behind `stream`; throws for a stream openreg never made.
-openreg_stream DriverStream(const c10::Stream& stream);
+openreg_stream DriverStreamOf(const c10::Stream& stream);
 
 // The driver handle of the calling thread's current stream on `device`.
 openreg_stream CurrentDriverStream(c10::DeviceIndex device);
