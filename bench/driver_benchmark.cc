@@ -20,8 +20,9 @@ namespace {
 
 struct Loaded {
   std::unique_ptr<Driver> driver;
-  openreg_stream stream = nullptr;
-  openreg_event event = nullptr;
+  // Declared after the driver, so they die first.
+  DriverStream stream;
+  DriverEvent event;
 };
 
 // One driver, stream and event per driver, for the life of the process.
@@ -31,8 +32,8 @@ Loaded& Load(const std::string& name) {
   if (it != loaded->end()) return it->second;
   Loaded entry;
   entry.driver = LoadShippedDriver(name);
-  entry.stream = entry.driver->StreamCreate(0, 0).value();
-  entry.event = entry.driver->EventCreate(0, 0).value();
+  entry.stream = entry.driver->CreateStream(0, 0).value();
+  entry.event = entry.driver->CreateEvent(0).value();
   return loaded->emplace(name, std::move(entry)).first->second;
 }
 
@@ -41,8 +42,8 @@ openreg_status NoOp(void*) { return OPENREG_SUCCESS; }
 void HostFuncRoundTrip(benchmark::State& state, const std::string& name) {
   Loaded& d = Load(name);
   for (auto _ : state) {
-    if (!d.driver->LaunchHostFunc(d.stream, &NoOp, nullptr).ok() ||
-        !d.driver->StreamSynchronize(d.stream).ok()) {
+    if (!d.driver->LaunchHostFunc(d.stream.get(), &NoOp, nullptr).ok() ||
+        !d.driver->StreamSynchronize(d.stream.get()).ok()) {
       state.SkipWithError("launch failed");
     }
   }
@@ -52,32 +53,32 @@ void HostFuncLaunch(benchmark::State& state, const std::string& name) {
   Loaded& d = Load(name);
   int64_t launched = 0;
   for (auto _ : state) {
-    if (!d.driver->LaunchHostFunc(d.stream, &NoOp, nullptr).ok()) {
+    if (!d.driver->LaunchHostFunc(d.stream.get(), &NoOp, nullptr).ok()) {
       state.SkipWithError("launch failed");
     }
     // Bounded queues: drain now and then, off the clock.
     if (++launched % 1024 == 0) {
       state.PauseTiming();
-      d.driver->StreamSynchronize(d.stream).IgnoreError();
+      d.driver->StreamSynchronize(d.stream.get()).IgnoreError();
       state.ResumeTiming();
     }
   }
-  d.driver->StreamSynchronize(d.stream).IgnoreError();
+  d.driver->StreamSynchronize(d.stream.get()).IgnoreError();
 }
 
 void EventRecordQuery(benchmark::State& state, const std::string& name) {
   Loaded& d = Load(name);
   for (auto _ : state) {
-    d.driver->EventRecord(d.event, d.stream).IgnoreError();
-    benchmark::DoNotOptimize(d.driver->EventQuery(d.event));
+    d.driver->EventRecord(d.event.get(), d.stream.get()).IgnoreError();
+    benchmark::DoNotOptimize(d.driver->EventQuery(d.event.get()));
   }
-  d.driver->StreamSynchronize(d.stream).IgnoreError();
+  d.driver->StreamSynchronize(d.stream.get()).IgnoreError();
 }
 
 void StreamSynchronizeIdle(benchmark::State& state, const std::string& name) {
   Loaded& d = Load(name);
   for (auto _ : state) {
-    benchmark::DoNotOptimize(d.driver->StreamSynchronize(d.stream));
+    benchmark::DoNotOptimize(d.driver->StreamSynchronize(d.stream.get()));
   }
 }
 

@@ -7,52 +7,119 @@
 
 namespace openreg {
 
+DriverStream::DriverStream(DriverStream&& other) noexcept
+    : driver_(std::exchange(other.driver_, nullptr)),
+      stream_(std::exchange(other.stream_, nullptr)),
+      device_(std::exchange(other.device_, -1)) {}
+
+DriverStream& DriverStream::operator=(DriverStream&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    driver_ = std::exchange(other.driver_, nullptr);
+    stream_ = std::exchange(other.stream_, nullptr);
+    device_ = std::exchange(other.device_, -1);
+  }
+  return *this;
+}
+
+DriverStream::~DriverStream() { Reset(); }
+
+void DriverStream::Reset() {
+  if (stream_ != nullptr) {
+    driver_->api_.stream_destroy(driver_->context_, stream_);
+  }
+  driver_ = nullptr;
+  stream_ = nullptr;
+  device_ = -1;
+}
+
+DriverEvent::DriverEvent(DriverEvent&& other) noexcept
+    : driver_(std::exchange(other.driver_, nullptr)),
+      event_(std::exchange(other.event_, nullptr)),
+      device_(std::exchange(other.device_, -1)) {}
+
+DriverEvent& DriverEvent::operator=(DriverEvent&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    driver_ = std::exchange(other.driver_, nullptr);
+    event_ = std::exchange(other.event_, nullptr);
+    device_ = std::exchange(other.device_, -1);
+  }
+  return *this;
+}
+
+DriverEvent::~DriverEvent() { Reset(); }
+
+openreg_event DriverEvent::release() {
+  driver_ = nullptr;
+  device_ = -1;
+  return std::exchange(event_, nullptr);
+}
+
+void DriverEvent::Reset() {
+  if (event_ != nullptr) {
+    driver_->api_.event_destroy(driver_->context_, event_);
+  }
+  driver_ = nullptr;
+  event_ = nullptr;
+  device_ = -1;
+}
+
 absl::StatusOr<std::unique_ptr<Driver>> Driver::Load(
     const std::string& path, const DriverConfig& config) {
-  absl::StatusOr<LoadedDriverLibrary> library = LoadDriverLibrary(path);
+  absl::StatusOr<std::shared_ptr<const DriverLibrary>> library =
+      DriverLibrary::Load(path);
   if (!library.ok()) return library.status();
-  std::unique_ptr<ValidationLayer> validation;
-  if (config.validation) {
-    absl::StatusOr<std::unique_ptr<ValidationLayer>> layer =
-        ValidationLayer::Create(library->api);
-    if (!layer.ok()) {
-      UnloadDriverLibrary(*library);
-      return layer.status();
-    }
-    validation = *std::move(layer);
-  }
-  std::unique_ptr<Driver> driver(
-      new Driver(*std::move(library), std::move(validation)));
+  return Create(*std::move(library), config);
+}
+
+absl::StatusOr<std::unique_ptr<Driver>> Driver::Create(
+    std::shared_ptr<const DriverLibrary> library, const DriverConfig& config) {
   openreg_driver_config raw_config{};
   raw_config.struct_size = OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0;
   raw_config.device_count = config.device_count;
   raw_config.device_memory_bytes = config.device_memory_bytes;
   raw_config.options = config.options.empty() ? nullptr : config.options.c_str();
-  if (absl::Status status = driver->Check(driver->api_.init(&raw_config), "init");
-      !status.ok()) {
-    return status;
+  const openreg_driver_api& api = library->api();
+  openreg_context context = nullptr;
+  if (const openreg_status status = library->CreateContext(&raw_config, &context);
+      status != OPENREG_SUCCESS) {
+    return DriverStatusToAbsl(status, library->name(), "context_create",
+                              api.last_error_message(nullptr));
   }
-  driver->initialized_ = true;
-  return driver;
+  std::unique_ptr<ValidationLayer> validation;
+  if (config.validation) {
+    absl::StatusOr<std::unique_ptr<ValidationLayer>> layer =
+        ValidationLayer::Wrap(api, context);
+    if (!layer.ok()) {
+      api.context_destroy(context);
+      return layer.status();
+    }
+    validation = *std::move(layer);
+  }
+  return std::unique_ptr<Driver>(
+      new Driver(std::move(library), context, std::move(validation)));
 }
 
-Driver::Driver(LoadedDriverLibrary library,
+Driver::Driver(std::shared_ptr<const DriverLibrary> library,
+               openreg_context driver_context,
                std::unique_ptr<ValidationLayer> validation)
     : library_(std::move(library)),
+      driver_context_(driver_context),
       validation_(std::move(validation)),
-      api_(validation_ ? *validation_->api() : *library_.api),
-      name_(api_.driver_name),
-      version_(api_.driver_version) {}
+      api_(validation_ ? validation_->api() : library_->api()),
+      context_(validation_ ? validation_->context() : driver_context_) {}
 
 Driver::~Driver() {
-  if (initialized_) api_.shutdown();
+  // With the layer on, its context_destroy destroys the driver's context.
+  api_.context_destroy(context_);
   validation_.reset();
-  UnloadDriverLibrary(library_);
 }
 
 absl::Status Driver::Check(openreg_status status, const char* function) const {
   if (status == OPENREG_SUCCESS) return absl::OkStatus();
-  return DriverStatusToAbsl(status, name_, function, api_.last_error_message());
+  return DriverStatusToAbsl(status, name(), function,
+                            api_.last_error_message(context_));
 }
 
 absl::StatusOr<bool> Driver::CheckReady(openreg_status status,
@@ -62,27 +129,10 @@ absl::StatusOr<bool> Driver::CheckReady(openreg_status status,
   return true;
 }
 
-absl::Status Driver::OptionalFunctionMissing(const char* function,
-                                             uint32_t minor_added,
-                                             bool covered) const {
-  if (!covered) {
-    return absl::UnimplementedError(absl::StrCat(
-        "openreg driver '", name_, "' implements driver ABI ",
-        abi_version_major(), ".", abi_version_minor(), "; ", function,
-        " needs ABI ", OPENREG_DRIVER_ABI_VERSION_MAJOR, ".", minor_added,
-        " (the driver's function table, ", api_.struct_size,
-        " bytes, ends before it) — update the driver to one built for ABI ",
-        OPENREG_DRIVER_ABI_VERSION_MAJOR, ".", minor_added, " or later."));
-  }
-  return absl::UnimplementedError(absl::StrCat(
-      "openreg driver '", name_, "' (driver ABI ", abi_version_major(), ".",
-      abi_version_minor(), ") does not implement the optional function ",
-      function, ": its table entry is NULL."));
-}
-
 absl::StatusOr<int32_t> Driver::DeviceCount() const {
   int32_t count = 0;
-  if (absl::Status s = Check(api_.get_device_count(&count), "get_device_count");
+  if (absl::Status s =
+          Check(api_.get_device_count(context_, &count), "get_device_count");
       !s.ok()) {
     return s;
   }
@@ -93,7 +143,7 @@ absl::StatusOr<DeviceProperties> Driver::GetDeviceProperties(
     int32_t device) const {
   openreg_device_properties raw{};
   raw.struct_size = sizeof(raw);
-  if (absl::Status s = Check(api_.get_device_properties(device, &raw),
+  if (absl::Status s = Check(api_.get_device_properties(context_, device, &raw),
                              "get_device_properties");
       !s.ok()) {
     return s;
@@ -107,7 +157,7 @@ absl::StatusOr<DeviceProperties> Driver::GetDeviceProperties(
 
 absl::StatusOr<void*> Driver::DeviceMalloc(int32_t device, size_t size) const {
   void* ptr = nullptr;
-  if (absl::Status s = Check(api_.device_malloc(device, size, &ptr),
+  if (absl::Status s = Check(api_.device_malloc(context_, device, size, &ptr),
                              "device_malloc");
       !s.ok()) {
     return s;
@@ -116,12 +166,13 @@ absl::StatusOr<void*> Driver::DeviceMalloc(int32_t device, size_t size) const {
 }
 
 absl::Status Driver::DeviceFree(int32_t device, void* ptr) const {
-  return Check(api_.device_free(device, ptr), "device_free");
+  return Check(api_.device_free(context_, device, ptr), "device_free");
 }
 
 absl::StatusOr<void*> Driver::HostMalloc(size_t size) const {
   void* ptr = nullptr;
-  if (absl::Status s = Check(api_.host_malloc(size, &ptr), "host_malloc");
+  if (absl::Status s =
+          Check(api_.host_malloc(context_, size, &ptr), "host_malloc");
       !s.ok()) {
     return s;
   }
@@ -129,14 +180,14 @@ absl::StatusOr<void*> Driver::HostMalloc(size_t size) const {
 }
 
 absl::Status Driver::HostFree(void* ptr) const {
-  return Check(api_.host_free(ptr), "host_free");
+  return Check(api_.host_free(context_, ptr), "host_free");
 }
 
 absl::StatusOr<PointerAttributes> Driver::GetPointerAttributes(
     const void* ptr) const {
   openreg_pointer_attributes raw{};
   raw.struct_size = sizeof(raw);
-  if (absl::Status s = Check(api_.pointer_get_attributes(ptr, &raw),
+  if (absl::Status s = Check(api_.pointer_get_attributes(context_, ptr, &raw),
                              "pointer_get_attributes");
       !s.ok()) {
     return s;
@@ -146,9 +197,10 @@ absl::StatusOr<PointerAttributes> Driver::GetPointerAttributes(
 
 absl::StatusOr<MemoryInfo> Driver::MemGetInfo(int32_t device) const {
   MemoryInfo info;
-  if (absl::Status s = Check(
-          api_.mem_get_info(device, &info.free_bytes, &info.total_bytes),
-          "mem_get_info");
+  if (absl::Status s = Check(api_.mem_get_info(context_, device,
+                                               &info.free_bytes,
+                                               &info.total_bytes),
+                             "mem_get_info");
       !s.ok()) {
     return s;
   }
@@ -156,94 +208,94 @@ absl::StatusOr<MemoryInfo> Driver::MemGetInfo(int32_t device) const {
 }
 
 absl::Status Driver::MemcpyAsync(void* dst, const void* src, size_t size,
-                                 int32_t kind, openreg_stream stream) const {
-  return Check(api_.memcpy_async(dst, src, size, kind, stream), "memcpy_async");
+                                 CopyKind kind, openreg_stream stream) const {
+  return Check(api_.memcpy_async(context_, dst, src, size,
+                                 static_cast<int32_t>(kind), stream),
+               "memcpy_async");
 }
 
 absl::Status Driver::MemsetAsync(void* ptr, int32_t value, size_t size,
                                  openreg_stream stream) const {
-  return Check(api_.memset_async(ptr, value, size, stream), "memset_async");
+  return Check(api_.memset_async(context_, ptr, value, size, stream),
+               "memset_async");
 }
 
-absl::StatusOr<openreg_stream> Driver::StreamCreate(int32_t device,
-                                                    int32_t priority) const {
+absl::StatusOr<DriverStream> Driver::CreateStream(int32_t device,
+                                                  int32_t priority) const {
   openreg_stream stream = nullptr;
-  if (absl::Status s = Check(api_.stream_create(device, priority, &stream),
-                             "stream_create");
+  if (absl::Status s =
+          Check(api_.stream_create(context_, device, priority, &stream),
+                "stream_create");
       !s.ok()) {
     return s;
   }
-  return stream;
-}
-
-absl::Status Driver::StreamDestroy(openreg_stream stream) const {
-  return Check(api_.stream_destroy(stream), "stream_destroy");
+  return DriverStream(this, stream, device);
 }
 
 absl::StatusOr<bool> Driver::StreamQuery(openreg_stream stream) const {
-  return CheckReady(api_.stream_query(stream), "stream_query");
+  return CheckReady(api_.stream_query(context_, stream), "stream_query");
 }
 
 absl::Status Driver::StreamSynchronize(openreg_stream stream) const {
-  return Check(api_.stream_synchronize(stream), "stream_synchronize");
+  return Check(api_.stream_synchronize(context_, stream), "stream_synchronize");
 }
 
 absl::Status Driver::StreamWaitEvent(openreg_stream stream,
                                      openreg_event event) const {
-  return Check(api_.stream_wait_event(stream, event), "stream_wait_event");
+  return Check(api_.stream_wait_event(context_, stream, event),
+               "stream_wait_event");
 }
 
 absl::StatusOr<int32_t> Driver::StreamGetPriority(
     openreg_stream stream) const {
-  // The entry is read only once struct_size shows it is there: a 1.0 table
-  // ends before it.
-  const bool covered =
-      api_.struct_size >= OPENREG_DRIVER_API_STRUCT_SIZE_V1_1;
-  if (!covered || api_.stream_get_priority == nullptr) {
-    return OptionalFunctionMissing("stream_get_priority", 1, covered);
-  }
+  // A 1.x driver without it is reported by the adapter as NOT_SUPPORTED
+  // (kUnimplemented), naming the driver and its ABI version.
   int32_t priority = 0;
-  if (absl::Status s = Check(api_.stream_get_priority(stream, &priority),
-                             "stream_get_priority");
+  if (absl::Status s =
+          Check(api_.stream_get_priority(context_, stream, &priority),
+                "stream_get_priority");
       !s.ok()) {
     return s;
   }
   return priority;
 }
 
-absl::StatusOr<openreg_event> Driver::EventCreate(int32_t device,
-                                                  uint32_t flags) const {
+absl::StatusOr<DriverEvent> Driver::CreateEvent(int32_t device,
+                                                EventFlags flags) const {
   openreg_event event = nullptr;
-  if (absl::Status s = Check(api_.event_create(device, flags, &event),
+  if (absl::Status s = Check(api_.event_create(context_, device,
+                                               static_cast<uint32_t>(flags),
+                                               &event),
                              "event_create");
       !s.ok()) {
     return s;
   }
-  return event;
+  return DriverEvent(this, event, device);
 }
 
-absl::Status Driver::EventDestroy(openreg_event event) const {
-  return Check(api_.event_destroy(event), "event_destroy");
+DriverEvent Driver::AdoptEvent(openreg_event event, int32_t device) const {
+  return DriverEvent(this, event, device);
 }
 
 absl::Status Driver::EventRecord(openreg_event event,
                                  openreg_stream stream) const {
-  return Check(api_.event_record(event, stream), "event_record");
+  return Check(api_.event_record(context_, event, stream), "event_record");
 }
 
 absl::StatusOr<bool> Driver::EventQuery(openreg_event event) const {
-  return CheckReady(api_.event_query(event), "event_query");
+  return CheckReady(api_.event_query(context_, event), "event_query");
 }
 
 absl::Status Driver::EventSynchronize(openreg_event event) const {
-  return Check(api_.event_synchronize(event), "event_synchronize");
+  return Check(api_.event_synchronize(context_, event), "event_synchronize");
 }
 
 absl::StatusOr<float> Driver::EventElapsedMilliseconds(
     openreg_event start, openreg_event end) const {
   float milliseconds = 0;
-  if (absl::Status s = Check(api_.event_elapsed_time(start, end, &milliseconds),
-                             "event_elapsed_time");
+  if (absl::Status s = Check(
+          api_.event_elapsed_time(context_, start, end, &milliseconds),
+          "event_elapsed_time");
       !s.ok()) {
     return s;
   }
@@ -252,12 +304,13 @@ absl::StatusOr<float> Driver::EventElapsedMilliseconds(
 
 absl::Status Driver::LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
                                     void* user_data) const {
-  return Check(api_.launch_host_func(stream, fn, user_data),
+  return Check(api_.launch_host_func(context_, stream, fn, user_data),
                "launch_host_func");
 }
 
 absl::Status Driver::DeviceSynchronize(int32_t device) const {
-  return Check(api_.device_synchronize(device), "device_synchronize");
+  return Check(api_.device_synchronize(context_, device),
+               "device_synchronize");
 }
 
 }  // namespace openreg

@@ -1,17 +1,59 @@
 #include "core/driver/validation_layer.h"
 
-#include <atomic>
 #include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/driver/tracked_objects.h"
 
 namespace openreg {
 namespace {
 
-// The layer the table's functions forward to (see the header).
-std::atomic<ValidationLayer*> active_layer{nullptr};
+// Every live layer, by its context: a C call carries only the context, and
+// the layer must tell a live context from a destroyed or made-up one before
+// touching it. A registry of what exists, not a current state. Validation
+// only; the layer is off on the fast path.
+// Thread-safety: `mutex` guards `layers` and is held only for a lookup, an
+// add or a removal. A layer found here stays alive for the rest of the call
+// without the lock, because the ABI forbids destroying a context (which
+// unregisters its layer) while another call on it is in flight.
+struct LayerRegistry {
+  // Destroyed contexts remembered, to name a use after context_destroy.
+  static constexpr size_t kGraveyardCapacity = 64;
+  absl::Mutex mutex;
+  TrackedObjects<openreg_context, ValidationLayer*> layers
+      ABSL_GUARDED_BY(mutex){kGraveyardCapacity};
+};
+
+LayerRegistry& Registry() {
+  // Never destroyed: a Driver may be destroyed during exit.
+  static auto* registry = new LayerRegistry;
+  return *registry;
+}
+
+absl::StatusOr<ValidationLayer*> FindLayer(openreg_context context) {
+  if (context == nullptr) {
+    return absl::InvalidArgumentError(
+        "'context' is NULL; pass the context ValidationLayer::context() "
+        "returned");
+  }
+  LayerRegistry& registry = Registry();
+  absl::ReaderMutexLock lock(&registry.mutex);
+  if (ValidationLayer* const* layer = registry.layers.FindLive(context)) {
+    return *layer;
+  }
+  if (registry.layers.FindDestroyed(context) != nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "'context' %p was destroyed by context_destroy earlier; a destroyed "
+        "context must not be used again",
+        context));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "'context' %p is not a context of the validation layer: "
+      "ValidationLayer::context() never returned it",
+      context));
+}
 
 // The calling thread's last error, when the layer rather than the driver
 // produced it.
@@ -23,15 +65,28 @@ thread_local ThreadError thread_error;
 
 openreg_status ToDriverStatus(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kFailedPrecondition:
-      return OPENREG_ERROR_NOT_INITIALIZED;
     case absl::StatusCode::kOutOfRange:
       return OPENREG_ERROR_INVALID_DEVICE;
     case absl::StatusCode::kInternal:
       return OPENREG_ERROR_INTERNAL;
+    case absl::StatusCode::kUnimplemented:
+      return OPENREG_ERROR_NOT_SUPPORTED;
     default:
       return OPENREG_ERROR_INVALID_ARGUMENT;
   }
+}
+
+std::string MisuseMessage(absl::string_view call, const absl::Status& problem) {
+  return absl::StrCat("openreg driver validation: ", call, ": ",
+                      problem.message());
+}
+
+// A misuse with no layer to record it: the context itself is wrong.
+openreg_status RejectContext(absl::string_view call,
+                             const absl::Status& problem) {
+  thread_error.from_layer = true;
+  thread_error.message = MisuseMessage(call, problem);
+  return ToDriverStatus(problem.code());
 }
 
 absl::Status NullArgument(const char* argument) {
@@ -59,84 +114,91 @@ absl::Status CheckKind(int32_t kind) {
 
 }  // namespace
 
-// The table's functions: each checks its call against the tracker, forwards
-// it when correct and records what it created or destroyed. A check that
-// fails returns through Reject with the call spelled out.
+// The table's functions, named as the ABI names them so that the table can
+// be generated from its function list: each finds its layer by the context,
+// checks its call against the layer's tracker, forwards it when correct and
+// records what it created or destroyed. A check that fails returns through
+// Reject with the call spelled out.
 struct ValidationCalls {
-  static ValidationLayer& Layer() { return *active_layer.load(); }
-
 #define OPENREG_VALIDATE(check, ...)                                       \
   if (absl::Status validation_misuse = (check); !validation_misuse.ok()) { \
-    return Layer().Reject(absl::StrFormat(__VA_ARGS__), validation_misuse); \
+    return layer.Reject(absl::StrFormat(__VA_ARGS__), validation_misuse);  \
   }
 
-  static openreg_status Init(const openreg_driver_config* config) {
-    ValidationLayer& layer = Layer();
-    OPENREG_VALIDATE(layer.tracker_.CheckNotInitialized(), "init(config=%p)",
-                     config);
-    if (config != nullptr &&
-        config->struct_size <
-            OPENREG_STRUCT_SIZE(openreg_driver_config, device_count)) {
-      OPENREG_VALIDATE(
-          absl::InvalidArgumentError(absl::StrFormat(
-              "config->struct_size is %d, too small to hold device_count; set "
-              "it to OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0",
-              config->struct_size)),
-          "init(config=%p)", config);
+// Declares `layer`, the layer of `context`, or rejects the call.
+#define OPENREG_FIND_LAYER(context, function)                           \
+  absl::StatusOr<ValidationLayer*> found_layer = FindLayer(context);    \
+  if (!found_layer.ok()) {                                              \
+    return RejectContext(absl::StrFormat("%s(context=%p)", function,    \
+                                         context),                      \
+                         found_layer.status());                         \
+  }                                                                     \
+  ValidationLayer& layer = **found_layer
+
+  static openreg_status context_create(const openreg_driver_config* config,
+                                       openreg_context* context) {
+    if (context != nullptr) *context = nullptr;
+    return RejectContext(
+        absl::StrFormat("context_create(config=%p, context=%p)", config,
+                        context),
+        absl::UnimplementedError(
+            "the validation layer's table cannot create a context (it would "
+            "not know which driver to wrap); create the driver's context and "
+            "wrap it with ValidationLayer::Wrap"));
+  }
+
+  static openreg_status context_destroy(openreg_context context) {
+    OPENREG_FIND_LAYER(context, "context_destroy");
+    {
+      absl::MutexLock lock(&Registry().mutex);
+      Registry().layers.Destroy(context);
     }
-    const openreg_status status = layer.driver_.init(config);
-    if (status == OPENREG_SUCCESS) {
-      int32_t count = -1;
-      if (layer.driver_.get_device_count(&count) != OPENREG_SUCCESS) {
-        count = -1;
-      }
-      layer.tracker_.Initialize(count);
+    const openreg_status status =
+        layer.driver_.context_destroy(layer.driver_context_);
+    if (status != OPENREG_SUCCESS) {
+      absl::MutexLock lock(&Registry().mutex);
+      Registry().layers.Add(context, &layer);
+      return layer.Forward(status);
     }
+    layer.driver_context_live_.store(false);
+    layer.tracker_.DestroyAll();
     return layer.Forward(status);
   }
 
-  static openreg_status Shutdown() {
-    ValidationLayer& layer = Layer();
-    OPENREG_VALIDATE(layer.tracker_.CheckInitialized(), "shutdown()");
-    const openreg_status status = layer.driver_.shutdown();
-    if (status == OPENREG_SUCCESS) layer.tracker_.Shutdown();
-    return layer.Forward(status);
-  }
-
-  static const char* LastErrorMessage() {
+  static const char* last_error_message(openreg_context context) {
     if (thread_error.from_layer) return thread_error.message.c_str();
-    return Layer().driver_.last_error_message();
+    absl::StatusOr<ValidationLayer*> layer = FindLayer(context);
+    if (!layer.ok()) return "";
+    return (*layer)->driver_.last_error_message((*layer)->driver_context_);
   }
 
-  static openreg_status GetDeviceCount(int32_t* count) {
-    ValidationLayer& layer = Layer();
-    OPENREG_VALIDATE(layer.tracker_.CheckInitialized(),
-                     "get_device_count(count=%p)", count);
+  static openreg_status get_device_count(openreg_context context, int32_t* count) {
+    OPENREG_FIND_LAYER(context, "get_device_count");
     OPENREG_VALIDATE(count ? absl::OkStatus() : NullArgument("count"),
                      "get_device_count(count=NULL)");
-    return layer.Forward(layer.driver_.get_device_count(count));
+    return layer.Forward(layer.driver_.get_device_count(layer.driver_context_, count));
   }
 
-  static openreg_status GetDeviceProperties(int32_t device,
+  static openreg_status get_device_properties(openreg_context context, int32_t device,
                                             openreg_device_properties* props) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "get_device_properties");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "get_device_properties(device=%d, props=%p)", device,
                      props);
     OPENREG_VALIDATE(props ? absl::OkStatus() : NullArgument("props"),
                      "get_device_properties(device=%d, props=NULL)", device);
-    return layer.Forward(layer.driver_.get_device_properties(device, props));
+    return layer.Forward(layer.driver_.get_device_properties(layer.driver_context_, device, props));
   }
 
-  static openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
-    ValidationLayer& layer = Layer();
+  static openreg_status device_malloc(openreg_context context, int32_t device, size_t size, void** ptr) {
+    OPENREG_FIND_LAYER(context, "device_malloc");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "device_malloc(device=%d, size=%d, ptr=%p)", device, size,
                      ptr);
     OPENREG_VALIDATE(ptr ? absl::OkStatus() : NullArgument("ptr"),
                      "device_malloc(device=%d, size=%d, ptr=NULL)", device,
                      size);
-    const openreg_status status = layer.driver_.device_malloc(device, size, ptr);
+    const openreg_status status = layer.driver_.device_malloc(layer.driver_context_, device, size, ptr);
     if (status == OPENREG_SUCCESS && size > 0) {
       OPENREG_VALIDATE(
           *ptr ? absl::OkStatus() : DriverReturnedNothing("pointer"),
@@ -146,31 +208,29 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
-  static openreg_status DeviceFree(int32_t device, void* ptr) {
-    ValidationLayer& layer = Layer();
+  static openreg_status device_free(openreg_context context, int32_t device, void* ptr) {
+    OPENREG_FIND_LAYER(context, "device_free");
     if (ptr == nullptr) {
       OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                        "device_free(device=%d, ptr=NULL)", device);
-      return layer.Forward(layer.driver_.device_free(device, ptr));
+      return layer.Forward(layer.driver_.device_free(layer.driver_context_, device, ptr));
     }
     absl::StatusOr<ValidationTracker::Allocation> allocation =
         layer.tracker_.TakeDeviceAllocation(device, ptr);
     OPENREG_VALIDATE(allocation.status(), "device_free(device=%d, ptr=%p)",
                      device, ptr);
-    const openreg_status status = layer.driver_.device_free(device, ptr);
+    const openreg_status status = layer.driver_.device_free(layer.driver_context_, device, ptr);
     if (status != OPENREG_SUCCESS) {
       layer.tracker_.ReturnAllocation(ptr, *allocation);
     }
     return layer.Forward(status);
   }
 
-  static openreg_status HostMalloc(size_t size, void** ptr) {
-    ValidationLayer& layer = Layer();
-    OPENREG_VALIDATE(layer.tracker_.CheckInitialized(),
-                     "host_malloc(size=%d, ptr=%p)", size, ptr);
+  static openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
+    OPENREG_FIND_LAYER(context, "host_malloc");
     OPENREG_VALIDATE(ptr ? absl::OkStatus() : NullArgument("ptr"),
                      "host_malloc(size=%d, ptr=NULL)", size);
-    const openreg_status status = layer.driver_.host_malloc(size, ptr);
+    const openreg_status status = layer.driver_.host_malloc(layer.driver_context_, size, ptr);
     if (status == OPENREG_SUCCESS && size > 0) {
       OPENREG_VALIDATE(
           *ptr ? absl::OkStatus() : DriverReturnedNothing("pointer"),
@@ -180,36 +240,32 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
-  static openreg_status HostFree(void* ptr) {
-    ValidationLayer& layer = Layer();
+  static openreg_status host_free(openreg_context context, void* ptr) {
+    OPENREG_FIND_LAYER(context, "host_free");
     if (ptr == nullptr) {
-      OPENREG_VALIDATE(layer.tracker_.CheckInitialized(), "host_free(NULL)");
-      return layer.Forward(layer.driver_.host_free(ptr));
+      return layer.Forward(layer.driver_.host_free(layer.driver_context_, ptr));
     }
     absl::StatusOr<ValidationTracker::Allocation> allocation =
         layer.tracker_.TakeHostAllocation(ptr);
     OPENREG_VALIDATE(allocation.status(), "host_free(ptr=%p)", ptr);
-    const openreg_status status = layer.driver_.host_free(ptr);
+    const openreg_status status = layer.driver_.host_free(layer.driver_context_, ptr);
     if (status != OPENREG_SUCCESS) {
       layer.tracker_.ReturnAllocation(ptr, *allocation);
     }
     return layer.Forward(status);
   }
 
-  static openreg_status PointerGetAttributes(
+  static openreg_status pointer_get_attributes(openreg_context context,
       const void* ptr, openreg_pointer_attributes* attributes) {
-    ValidationLayer& layer = Layer();
-    OPENREG_VALIDATE(layer.tracker_.CheckInitialized(),
-                     "pointer_get_attributes(ptr=%p, attributes=%p)", ptr,
-                     attributes);
+    OPENREG_FIND_LAYER(context, "pointer_get_attributes");
     OPENREG_VALIDATE(attributes ? absl::OkStatus() : NullArgument("attributes"),
                      "pointer_get_attributes(ptr=%p, attributes=NULL)", ptr);
-    return layer.Forward(layer.driver_.pointer_get_attributes(ptr, attributes));
+    return layer.Forward(layer.driver_.pointer_get_attributes(layer.driver_context_, ptr, attributes));
   }
 
-  static openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
+  static openreg_status mem_get_info(openreg_context context, int32_t device, uint64_t* free_bytes,
                                    uint64_t* total_bytes) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "mem_get_info");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "mem_get_info(device=%d, free_bytes=%p, total_bytes=%p)",
                      device, free_bytes, total_bytes);
@@ -220,7 +276,7 @@ struct ValidationCalls {
         "mem_get_info(device=%d, free_bytes=%p, total_bytes=%p)", device,
         free_bytes, total_bytes);
     return layer.Forward(
-        layer.driver_.mem_get_info(device, free_bytes, total_bytes));
+        layer.driver_.mem_get_info(layer.driver_context_, device, free_bytes, total_bytes));
   }
 
   static absl::Status CheckCopy(const ValidationTracker& tracker, void* dst,
@@ -246,20 +302,20 @@ struct ValidationCalls {
                       : tracker.CheckHostRange(src, size, "src");
   }
 
-  static openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
+  static openreg_status memcpy_async(openreg_context context, void* dst, const void* src, size_t size,
                                     int32_t kind, openreg_stream stream) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "memcpy_async");
     OPENREG_VALIDATE(
         CheckCopy(layer.tracker_, dst, src, size, kind, stream),
         "memcpy_async(dst=%p, src=%p, size=%d, kind=%d, stream=%p)", dst, src,
         size, kind, stream);
     return layer.Forward(
-        layer.driver_.memcpy_async(dst, src, size, kind, stream));
+        layer.driver_.memcpy_async(layer.driver_context_, dst, src, size, kind, stream));
   }
 
-  static openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
+  static openreg_status memset_async(openreg_context context, void* ptr, int32_t value, size_t size,
                                     openreg_stream stream) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "memset_async");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
     if (problem.ok() && size > 0) {
       problem = ptr ? layer.tracker_.CheckDeviceRange(ptr, size, "ptr")
@@ -268,12 +324,12 @@ struct ValidationCalls {
     OPENREG_VALIDATE(problem,
                      "memset_async(ptr=%p, value=%d, size=%d, stream=%p)", ptr,
                      value, size, stream);
-    return layer.Forward(layer.driver_.memset_async(ptr, value, size, stream));
+    return layer.Forward(layer.driver_.memset_async(layer.driver_context_, ptr, value, size, stream));
   }
 
-  static openreg_status StreamCreate(int32_t device, int32_t priority,
+  static openreg_status stream_create(openreg_context context, int32_t device, int32_t priority,
                                      openreg_stream* stream) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "stream_create");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "stream_create(device=%d, priority=%d, stream=%p)",
                      device, priority, stream);
@@ -281,7 +337,7 @@ struct ValidationCalls {
                      "stream_create(device=%d, priority=%d, stream=NULL)",
                      device, priority);
     const openreg_status status =
-        layer.driver_.stream_create(device, priority, stream);
+        layer.driver_.stream_create(layer.driver_context_, device, priority, stream);
     if (status == OPENREG_SUCCESS) {
       OPENREG_VALIDATE(
           *stream ? absl::OkStatus() : DriverReturnedNothing("stream"),
@@ -292,53 +348,52 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
-  static openreg_status StreamDestroy(openreg_stream stream) {
-    ValidationLayer& layer = Layer();
+  static openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
+    OPENREG_FIND_LAYER(context, "stream_destroy");
     absl::StatusOr<int32_t> device = layer.tracker_.TakeStream(stream);
     OPENREG_VALIDATE(device.status(), "stream_destroy(stream=%p)", stream);
-    const openreg_status status = layer.driver_.stream_destroy(stream);
+    const openreg_status status = layer.driver_.stream_destroy(layer.driver_context_, stream);
     if (status != OPENREG_SUCCESS) layer.tracker_.ReturnStream(stream, *device);
     return layer.Forward(status);
   }
 
-  static openreg_status StreamQuery(openreg_stream stream) {
-    ValidationLayer& layer = Layer();
+  static openreg_status stream_query(openreg_context context, openreg_stream stream) {
+    OPENREG_FIND_LAYER(context, "stream_query");
     OPENREG_VALIDATE(layer.tracker_.LiveStream(stream, "stream").status(),
                      "stream_query(stream=%p)", stream);
-    return layer.Forward(layer.driver_.stream_query(stream));
+    return layer.Forward(layer.driver_.stream_query(layer.driver_context_, stream));
   }
 
-  static openreg_status StreamSynchronize(openreg_stream stream) {
-    ValidationLayer& layer = Layer();
+  static openreg_status stream_synchronize(openreg_context context, openreg_stream stream) {
+    OPENREG_FIND_LAYER(context, "stream_synchronize");
     OPENREG_VALIDATE(layer.tracker_.LiveStream(stream, "stream").status(),
                      "stream_synchronize(stream=%p)", stream);
-    return layer.Forward(layer.driver_.stream_synchronize(stream));
+    return layer.Forward(layer.driver_.stream_synchronize(layer.driver_context_, stream));
   }
 
-  static openreg_status StreamWaitEvent(openreg_stream stream,
+  static openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
                                         openreg_event event) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "stream_wait_event");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
     if (problem.ok()) problem = layer.tracker_.LiveEvent(event, "event").status();
     OPENREG_VALIDATE(problem, "stream_wait_event(stream=%p, event=%p)", stream,
                      event);
-    return layer.Forward(layer.driver_.stream_wait_event(stream, event));
+    return layer.Forward(layer.driver_.stream_wait_event(layer.driver_context_, stream, event));
   }
 
-  // Optional (ABI 1.1): in the layer's table only when the driver has it.
-  static openreg_status StreamGetPriority(openreg_stream stream,
+  static openreg_status stream_get_priority(openreg_context context, openreg_stream stream,
                                           int32_t* priority) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "stream_get_priority");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
     if (problem.ok() && priority == nullptr) problem = NullArgument("priority");
     OPENREG_VALIDATE(problem, "stream_get_priority(stream=%p, priority=%p)",
                      stream, priority);
-    return layer.Forward(layer.driver_.stream_get_priority(stream, priority));
+    return layer.Forward(layer.driver_.stream_get_priority(layer.driver_context_, stream, priority));
   }
 
-  static openreg_status EventCreate(int32_t device, uint32_t flags,
+  static openreg_status event_create(openreg_context context, int32_t device, uint32_t flags,
                                     openreg_event* event) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "event_create");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "event_create(device=%d, flags=%#x, event=%p)", device,
                      flags, event);
@@ -346,7 +401,7 @@ struct ValidationCalls {
                      "event_create(device=%d, flags=%#x, event=NULL)", device,
                      flags);
     const openreg_status status =
-        layer.driver_.event_create(device, flags, event);
+        layer.driver_.event_create(layer.driver_context_, device, flags, event);
     if (status == OPENREG_SUCCESS) {
       OPENREG_VALIDATE(
           *event ? absl::OkStatus() : DriverReturnedNothing("event"),
@@ -357,12 +412,12 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
-  static openreg_status EventDestroy(openreg_event event) {
-    ValidationLayer& layer = Layer();
+  static openreg_status event_destroy(openreg_context context, openreg_event event) {
+    OPENREG_FIND_LAYER(context, "event_destroy");
     absl::StatusOr<ValidationTracker::EventState> state =
         layer.tracker_.TakeEvent(event);
     OPENREG_VALIDATE(state.status(), "event_destroy(event=%p)", event);
-    const openreg_status status = layer.driver_.event_destroy(event);
+    const openreg_status status = layer.driver_.event_destroy(layer.driver_context_, event);
     if (status != OPENREG_SUCCESS) layer.tracker_.ReturnEvent(event, *state);
     return layer.Forward(status);
   }
@@ -382,28 +437,28 @@ struct ValidationCalls {
         state->device, *stream_device));
   }
 
-  static openreg_status EventRecord(openreg_event event,
+  static openreg_status event_record(openreg_context context, openreg_event event,
                                     openreg_stream stream) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "event_record");
     OPENREG_VALIDATE(CheckRecord(layer.tracker_, event, stream),
                      "event_record(event=%p, stream=%p)", event, stream);
-    const openreg_status status = layer.driver_.event_record(event, stream);
+    const openreg_status status = layer.driver_.event_record(layer.driver_context_, event, stream);
     if (status == OPENREG_SUCCESS) layer.tracker_.MarkRecorded(event);
     return layer.Forward(status);
   }
 
-  static openreg_status EventQuery(openreg_event event) {
-    ValidationLayer& layer = Layer();
+  static openreg_status event_query(openreg_context context, openreg_event event) {
+    OPENREG_FIND_LAYER(context, "event_query");
     OPENREG_VALIDATE(layer.tracker_.LiveEvent(event, "event").status(),
                      "event_query(event=%p)", event);
-    return layer.Forward(layer.driver_.event_query(event));
+    return layer.Forward(layer.driver_.event_query(layer.driver_context_, event));
   }
 
-  static openreg_status EventSynchronize(openreg_event event) {
-    ValidationLayer& layer = Layer();
+  static openreg_status event_synchronize(openreg_context context, openreg_event event) {
+    OPENREG_FIND_LAYER(context, "event_synchronize");
     OPENREG_VALIDATE(layer.tracker_.LiveEvent(event, "event").status(),
                      "event_synchronize(event=%p)", event);
-    return layer.Forward(layer.driver_.event_synchronize(event));
+    return layer.Forward(layer.driver_.event_synchronize(layer.driver_context_, event));
   }
 
   static absl::Status CheckTimingEvent(const ValidationTracker& tracker,
@@ -427,10 +482,10 @@ struct ValidationCalls {
     return absl::OkStatus();
   }
 
-  static openreg_status EventElapsedTime(openreg_event start,
+  static openreg_status event_elapsed_time(openreg_context context, openreg_event start,
                                          openreg_event end,
                                          float* milliseconds) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "event_elapsed_time");
     absl::Status problem = CheckTimingEvent(layer.tracker_, start, "start");
     if (problem.ok()) problem = CheckTimingEvent(layer.tracker_, end, "end");
     if (problem.ok() && milliseconds == nullptr) {
@@ -440,12 +495,12 @@ struct ValidationCalls {
                      "event_elapsed_time(start=%p, end=%p, milliseconds=%p)",
                      start, end, milliseconds);
     return layer.Forward(
-        layer.driver_.event_elapsed_time(start, end, milliseconds));
+        layer.driver_.event_elapsed_time(layer.driver_context_, start, end, milliseconds));
   }
 
-  static openreg_status LaunchHostFunc(openreg_stream stream,
+  static openreg_status launch_host_func(openreg_context context, openreg_stream stream,
                                        openreg_host_fn fn, void* user_data) {
-    ValidationLayer& layer = Layer();
+    OPENREG_FIND_LAYER(context, "launch_host_func");
     absl::Status problem = layer.tracker_.LiveStream(stream, "stream").status();
     if (problem.ok() && fn == nullptr) {
       problem = absl::InvalidArgumentError(
@@ -454,84 +509,73 @@ struct ValidationCalls {
     OPENREG_VALIDATE(problem,
                      "launch_host_func(stream=%p, fn=%p, user_data=%p)",
                      stream, reinterpret_cast<void*>(fn), user_data);
-    return layer.Forward(layer.driver_.launch_host_func(stream, fn, user_data));
+    return layer.Forward(layer.driver_.launch_host_func(layer.driver_context_, stream, fn, user_data));
   }
 
-  static openreg_status DeviceSynchronize(int32_t device) {
-    ValidationLayer& layer = Layer();
+  static openreg_status device_synchronize(openreg_context context, int32_t device) {
+    OPENREG_FIND_LAYER(context, "device_synchronize");
     OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
                      "device_synchronize(device=%d)", device);
-    return layer.Forward(layer.driver_.device_synchronize(device));
+    return layer.Forward(layer.driver_.device_synchronize(layer.driver_context_, device));
   }
 
+#undef OPENREG_FIND_LAYER
 #undef OPENREG_VALIDATE
 };
 
-absl::StatusOr<std::unique_ptr<ValidationLayer>> ValidationLayer::Create(
-    const openreg_driver_api* driver) {
-  std::unique_ptr<ValidationLayer> layer(new ValidationLayer(driver));
-  ValidationLayer* expected = nullptr;
-  if (!active_layer.compare_exchange_strong(expected, layer.get())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot enable the driver validation layer for driver '",
-        driver->driver_name,
-        "': another validation layer is active in this process, and only one "
-        "driver can be validated at a time. Destroy the other Driver first."));
+// Each entry is the ValidationCalls function of the same name.
+#define OPENREG_VALIDATION_ENTRY(minor, return_type, name, params) \
+  .name = ValidationCalls::name,
+
+absl::StatusOr<std::unique_ptr<ValidationLayer>> ValidationLayer::Wrap(
+    const openreg_driver_api& driver, openreg_context driver_context) {
+  if (driver_context == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot wrap a NULL context of driver '", driver.driver_name,
+        "' in the validation layer; create the context first"));
   }
+  // The device count bounds every device index the layer checks.
+  int32_t device_count = 0;
+  if (const openreg_status status =
+          driver.get_device_count(driver_context, &device_count);
+      status != OPENREG_SUCCESS) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot enable the driver validation layer: driver '",
+        driver.driver_name, "' failed get_device_count with status ", status,
+        ": ", driver.last_error_message(driver_context)));
+  }
+  std::unique_ptr<ValidationLayer> layer(
+      new ValidationLayer(driver, driver_context, device_count));
+  absl::MutexLock lock(&Registry().mutex);
+  Registry().layers.Add(layer->context(), layer.get());
   return layer;
 }
 
-ValidationLayer::ValidationLayer(const openreg_driver_api* driver)
-    : driver_(*driver) {
-  // The layer offers what the driver offers: a 1.0 driver keeps a 1.0 table,
-  // so the core reports its missing 1.1 functions as it would without the
-  // layer. The driver's optional entries are read only when its struct_size
-  // covers them.
-  const bool driver_has_v1_1 =
-      driver->struct_size >= OPENREG_DRIVER_API_STRUCT_SIZE_V1_1;
-  table_ = openreg_driver_api{
-      /*struct_size=*/driver_has_v1_1 ? OPENREG_DRIVER_API_STRUCT_SIZE_V1_1
-                                      : OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
-      /*abi_version_major=*/OPENREG_DRIVER_ABI_VERSION_MAJOR,
-      /*abi_version_minor=*/driver_has_v1_1 ? 1u : 0u,
-      /*driver_name=*/driver->driver_name,
-      /*driver_version=*/driver->driver_version,
-      /*init=*/ValidationCalls::Init,
-      /*shutdown=*/ValidationCalls::Shutdown,
-      /*last_error_message=*/ValidationCalls::LastErrorMessage,
-      /*get_device_count=*/ValidationCalls::GetDeviceCount,
-      /*get_device_properties=*/ValidationCalls::GetDeviceProperties,
-      /*device_malloc=*/ValidationCalls::DeviceMalloc,
-      /*device_free=*/ValidationCalls::DeviceFree,
-      /*host_malloc=*/ValidationCalls::HostMalloc,
-      /*host_free=*/ValidationCalls::HostFree,
-      /*pointer_get_attributes=*/ValidationCalls::PointerGetAttributes,
-      /*mem_get_info=*/ValidationCalls::MemGetInfo,
-      /*memcpy_async=*/ValidationCalls::MemcpyAsync,
-      /*memset_async=*/ValidationCalls::MemsetAsync,
-      /*stream_create=*/ValidationCalls::StreamCreate,
-      /*stream_destroy=*/ValidationCalls::StreamDestroy,
-      /*stream_query=*/ValidationCalls::StreamQuery,
-      /*stream_synchronize=*/ValidationCalls::StreamSynchronize,
-      /*stream_wait_event=*/ValidationCalls::StreamWaitEvent,
-      /*event_create=*/ValidationCalls::EventCreate,
-      /*event_destroy=*/ValidationCalls::EventDestroy,
-      /*event_record=*/ValidationCalls::EventRecord,
-      /*event_query=*/ValidationCalls::EventQuery,
-      /*event_synchronize=*/ValidationCalls::EventSynchronize,
-      /*event_elapsed_time=*/ValidationCalls::EventElapsedTime,
-      /*launch_host_func=*/ValidationCalls::LaunchHostFunc,
-      /*device_synchronize=*/ValidationCalls::DeviceSynchronize,
-      /*stream_get_priority=*/
-      driver_has_v1_1 && driver->stream_get_priority != nullptr
-          ? ValidationCalls::StreamGetPriority
-          : nullptr,
-  };
-}
+ValidationLayer::ValidationLayer(const openreg_driver_api& driver,
+                                 openreg_context driver_context,
+                                 int32_t device_count)
+    : driver_(driver),
+      driver_context_(driver_context),
+      table_{.struct_size = sizeof(openreg_driver_api),
+             .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
+             .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
+             .driver_name = driver.driver_name,
+             .driver_version = driver.driver_version,
+             OPENREG_DRIVER_FUNCTIONS(OPENREG_VALIDATION_ENTRY)},
+      tracker_(device_count) {}
+
+#undef OPENREG_VALIDATION_ENTRY
 
 ValidationLayer::~ValidationLayer() {
-  ValidationLayer* self = this;
-  active_layer.compare_exchange_strong(self, nullptr);
+  if (driver_context_live_.load()) {
+    driver_.context_destroy(driver_context_);
+  }
+  absl::MutexLock lock(&Registry().mutex);
+  Registry().layers.Destroy(context());
+}
+
+openreg_context ValidationLayer::context() const {
+  return reinterpret_cast<openreg_context>(const_cast<ValidationLayer*>(this));
 }
 
 std::string ValidationLayer::first_misuse() const {
@@ -541,8 +585,7 @@ std::string ValidationLayer::first_misuse() const {
 
 openreg_status ValidationLayer::Reject(const std::string& call,
                                        const absl::Status& problem) {
-  std::string message =
-      absl::StrCat("openreg driver validation: ", call, ": ", problem.message());
+  std::string message = MisuseMessage(call, problem);
   bool first = false;
   {
     absl::MutexLock lock(&first_misuse_mutex_);

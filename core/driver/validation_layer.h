@@ -21,7 +21,13 @@
 // stderr, because some callers cannot report an error (destructors).
 //
 // Several layers, over one driver or several, coexist: each call finds its
-// layer through the context it is given. The layer's table cannot create a
+// layer through the context it is given, in a process-wide registry of the
+// live layers keyed by their contexts. The registry exists because a C call
+// carries nothing but the context, and the layer must tell a live context
+// from a destroyed or made-up one before touching it; it records what
+// exists, never a "current" layer. It is created once and never destroyed
+// (a Driver may die during exit), and guarded by its own mutex, which is held
+// only to look up, add or remove a layer, never while the driver runs. The layer's table cannot create a
 // context (it would not know which driver to wrap): its context_create fails
 // with NOT_SUPPORTED; use Wrap.
 //
@@ -74,7 +80,7 @@ class ValidationLayer {
   friend struct ValidationCalls;
 
   ValidationLayer(const openreg_driver_api& driver,
-                  openreg_context driver_context);
+                  openreg_context driver_context, int32_t device_count);
 
   // Reports `problem`, found in `call`, as the calling thread's error.
   openreg_status Reject(const std::string& call, const absl::Status& problem);

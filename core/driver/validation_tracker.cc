@@ -22,52 +22,24 @@ std::string Describe(const ValidationTracker::Allocation& allocation) {
 
 }  // namespace
 
-ValidationTracker::ValidationTracker()
-    : streams_(kGraveyardCapacity),
+ValidationTracker::ValidationTracker(int32_t device_count)
+    : device_count_(device_count),
+      streams_(kGraveyardCapacity),
       events_(kGraveyardCapacity),
       device_allocations_(kGraveyardCapacity),
       host_allocations_(kGraveyardCapacity) {}
 
-void ValidationTracker::Initialize(int32_t device_count) {
+void ValidationTracker::DestroyAll() {
   absl::MutexLock lock(&mu_);
-  initialized_ = true;
-  device_count_ = device_count;
-}
-
-void ValidationTracker::Shutdown() {
-  absl::MutexLock lock(&mu_);
-  initialized_ = false;
   streams_.DestroyAll();
   events_.DestroyAll();
   device_allocations_.DestroyAll();
   host_allocations_.DestroyAll();
 }
 
-absl::Status ValidationTracker::CheckInitializedLocked() const {
-  if (initialized_) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      "the driver is not initialized: init must succeed first (and again "
-      "after shutdown) before any other call");
-}
-
-absl::Status ValidationTracker::CheckInitialized() const {
-  absl::ReaderMutexLock lock(&mu_);
-  return CheckInitializedLocked();
-}
-
-absl::Status ValidationTracker::CheckNotInitialized() const {
-  absl::ReaderMutexLock lock(&mu_);
-  if (!initialized_) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      "the driver is already initialized: call shutdown before init again");
-}
-
 absl::Status ValidationTracker::CheckDevice(int32_t device) const {
   absl::ReaderMutexLock lock(&mu_);
-  if (absl::Status status = CheckInitializedLocked(); !status.ok()) {
-    return status;
-  }
-  if (device_count_ < 0 || (device >= 0 && device < device_count_)) {
+  if ((device >= 0 && device < device_count_)) {
     return absl::OkStatus();
   }
   return absl::OutOfRangeError(absl::StrFormat(
@@ -79,9 +51,6 @@ absl::Status ValidationTracker::CheckDevice(int32_t device) const {
 absl::StatusOr<int32_t> ValidationTracker::LiveStream(
     openreg_stream stream, absl::string_view argument) const {
   absl::ReaderMutexLock lock(&mu_);
-  if (absl::Status status = CheckInitializedLocked(); !status.ok()) {
-    return status;
-  }
   if (const int32_t* device = streams_.FindLive(stream)) return *device;
   if (stream == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -91,7 +60,7 @@ absl::StatusOr<int32_t> ValidationTracker::LiveStream(
   }
   if (const int32_t* device = streams_.FindDestroyed(stream)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' %p (device %d) was destroyed by stream_destroy or shutdown "
+        "'%s' %p (device %d) was destroyed by stream_destroy or context_destroy "
         "earlier; a destroyed stream must not be used again",
         argument, stream, *device));
   }
@@ -104,9 +73,6 @@ absl::StatusOr<int32_t> ValidationTracker::LiveStream(
 absl::StatusOr<ValidationTracker::EventState> ValidationTracker::LiveEvent(
     openreg_event event, absl::string_view argument) const {
   absl::ReaderMutexLock lock(&mu_);
-  if (absl::Status status = CheckInitializedLocked(); !status.ok()) {
-    return status;
-  }
   if (const EventState* state = events_.FindLive(event)) return *state;
   if (event == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -114,7 +80,7 @@ absl::StatusOr<ValidationTracker::EventState> ValidationTracker::LiveEvent(
   }
   if (const EventState* state = events_.FindDestroyed(event)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' %p (device %d) was destroyed by event_destroy or shutdown "
+        "'%s' %p (device %d) was destroyed by event_destroy or context_destroy "
         "earlier; a destroyed event must not be used again",
         argument, event, state->device));
   }
@@ -225,7 +191,7 @@ absl::Status ValidationTracker::NotAnAllocationLocked(
     if (const Allocation* freed = table->FindDestroyed(Address(ptr))) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "pointer %p (%s, %d bytes) was already freed, or released by "
-          "shutdown: this is a double free",
+          "context_destroy: this is a double free",
           ptr, Describe(*freed), freed->size));
     }
   }
@@ -253,9 +219,6 @@ ValidationTracker::TakeDeviceAllocation(int32_t device, const void* ptr) {
 absl::StatusOr<ValidationTracker::Allocation>
 ValidationTracker::TakeHostAllocation(const void* ptr) {
   absl::MutexLock lock(&mu_);
-  if (absl::Status status = CheckInitializedLocked(); !status.ok()) {
-    return status;
-  }
   if (host_allocations_.FindLive(Address(ptr)) == nullptr) {
     return NotAnAllocationLocked(ptr, "host_malloc");
   }

@@ -1,13 +1,12 @@
 // ValidationTracker: what the driver validation layer (validation_layer.h)
-// knows about a driver's state, and the checks made against it: whether the
-// driver is initialized, how many devices it has, and which streams, events,
-// device allocations and pinned host allocations are live or were destroyed.
+// knows about one driver context, and the checks made against it: how many
+// devices it has, and which streams, events, device allocations and pinned
+// host allocations are live or were destroyed.
 //
 // Every check returns OK or an error whose message says what was wrong with
 // the argument, what was expected and how to fix it; the layer prefixes the
-// call. Codes: kFailedPrecondition for "not initialized", kOutOfRange for a
-// device index outside [0, device_count), kInvalidArgument for everything
-// else, as the ABI prescribes for each.
+// call. Codes: kOutOfRange for a device index outside [0, device_count),
+// kInvalidArgument for everything else, as the ABI prescribes for each.
 //
 // Destroying or freeing is split into Take (check and forget, before the
 // driver is called) and Return (remember again, when the driver refused):
@@ -55,16 +54,13 @@ class ValidationTracker {
   // tracked_objects.h); older ones are reported as unknown.
   static constexpr size_t kGraveyardCapacity = 4096;
 
-  ValidationTracker();
+  // Tracks a context with `device_count` devices.
+  explicit ValidationTracker(int32_t device_count);
 
-  // init succeeded with `device_count` devices (-1: the driver could not say,
-  // so device indices are left for the driver to check).
-  void Initialize(int32_t device_count);
-  // shutdown succeeded: every handle and allocation becomes destroyed.
-  void Shutdown();
+  // The context was destroyed: every handle and allocation becomes
+  // destroyed.
+  void DestroyAll();
 
-  absl::Status CheckInitialized() const;
-  absl::Status CheckNotInitialized() const;
   absl::Status CheckDevice(int32_t device) const;
 
   // The device of a live stream.
@@ -102,7 +98,6 @@ class ValidationTracker {
  private:
   using Allocations = TrackedObjects<uintptr_t, Allocation>;
 
-  absl::Status CheckInitializedLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Why `ptr` (not a live allocation start) cannot be freed.
   absl::Status NotAnAllocationLocked(const void* ptr,
                                      absl::string_view allocator) const
@@ -112,8 +107,7 @@ class ValidationTracker {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
-  bool initialized_ ABSL_GUARDED_BY(mu_) = false;
-  int32_t device_count_ ABSL_GUARDED_BY(mu_) = -1;
+  const int32_t device_count_;
   TrackedObjects<openreg_stream, int32_t> streams_ ABSL_GUARDED_BY(mu_);
   TrackedObjects<openreg_event, EventState> events_ ABSL_GUARDED_BY(mu_);
   Allocations device_allocations_ ABSL_GUARDED_BY(mu_);

@@ -1,6 +1,12 @@
-// The smallest complete openreg driver: the worked example of
-// docs/writing_a_driver.md. It passes the whole conformance suite and trains
-// examples/train.py.
+// The smallest complete openreg driver, for driver ABI 2.0: the worked
+// example of docs/writing_a_driver.md. It passes the whole conformance suite
+// and trains examples/train.py. (minimal_driver_v1.cc is the same driver as
+// written for ABI 1.0.)
+//
+// A context is a State that holds everything the context owns, named by a
+// number that the driver looks up in its registry of live contexts (so a
+// destroyed or made-up context is recognised without touching freed memory).
+// Nothing else is process-wide, so any number of contexts coexist.
 //
 // Execution is synchronous: every copy, memset and host function runs on the
 // calling thread before the call returns, so streams and events are just
@@ -12,7 +18,8 @@
 // It includes only the ABI header and the C++ standard library, and exports
 // one symbol, the entry point.
 //
-// Thread-safety: one mutex guards all state. It is never held while a host
+// Thread-safety: the registry's mutex guards the set of live contexts, and one
+// mutex per context guards its state. Neither is held while a host
 // function runs or data is copied, because host functions may call back into
 // the driver. Instead each stream has a mutex held while its work runs, so
 // items of one stream never overlap even when several threads launch them;
@@ -75,105 +82,138 @@ struct Event {
   std::chrono::steady_clock::time_point completed;  // of the latest record
 };
 
+// One context's state.
 struct State {
+  ~State() {
+    for (const auto& [address, allocation] : allocations) {
+      std::free(reinterpret_cast<void*>(address));
+    }
+  }
+
   std::mutex mu;
-  bool initialized = false;
   int32_t device_count = 0;
   uint64_t capacity = 0;
   std::vector<uint64_t> used;                   // bytes per device
   std::map<uintptr_t, Allocation> allocations;  // by base address
-  // Handles are numbers, never reused, so a handle that died (even in an
-  // earlier init) can never alias a new one.
+  // Handles are numbers, never reused within the context, so a handle that
+  // died can never alias a new one.
   uint64_t next_handle = 1;
   // shared_ptr: work keeps its stream alive while it runs unlocked.
   std::unordered_map<uint64_t, std::shared_ptr<Stream>> streams;
   std::unordered_map<uint64_t, Event> events;
 };
 
-// Never destroyed: the process may exit while other threads still call in.
-State& state = *new State;
+// --- Contexts: the live ones, by number --------------------------------------
+
+// A context handle is a number, never reused and never a pointer, looked up
+// in this registry of the live contexts. A NULL, destroyed or made-up
+// context is then a failed lookup with a clear error, never a read of freed
+// memory. This is a registry of what exists, not a "current" context: every
+// call names its context. The registry is allocated once and never freed, so
+// it outlives static destructors (the core may still call in during exit).
+struct Contexts {
+  std::mutex mu;  // guards both fields; never held while a State is used
+  uint64_t next_id = 1;
+  std::unordered_map<uint64_t, std::shared_ptr<State>> live;
+};
+
+Contexts& LiveContexts() {
+  static Contexts* contexts = new Contexts;
+  return *contexts;
+}
+
+uint64_t ContextId(openreg_context context) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(context));
+}
+
+// The state of the live context `context`, or null after setting the error.
+// The shared_ptr keeps the state alive for the call.
+std::shared_ptr<State> StateOf(openreg_context context, const char* function) {
+  Contexts& contexts = LiveContexts();
+  std::lock_guard<std::mutex> lock(contexts.mu);
+  auto it = contexts.live.find(ContextId(context));
+  if (it != contexts.live.end()) return it->second;
+  Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+       std::string(function) +
+           ": the context is NULL, was destroyed, or was never returned by "
+           "context_create");
+  return nullptr;
+}
 
 uint64_t HandleId(const void* handle) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
 }
 template <typename Handle>
-Handle NewHandle() {
-  return reinterpret_cast<Handle>(static_cast<uintptr_t>(state.next_handle++));
+Handle NewHandle(State* state) {
+  return reinterpret_cast<Handle>(static_cast<uintptr_t>(state->next_handle++));
 }
 
-// The checks below expect state.mu to be held.
+// The checks below expect state->mu to be held.
 
-openreg_status CheckInitialized(const char* function) {
-  if (state.initialized) return OPENREG_SUCCESS;
-  return Fail(OPENREG_ERROR_NOT_INITIALIZED,
-              std::string(function) + ": the driver is not initialized; call "
-                                      "init first");
-}
-
-openreg_status CheckDevice(const char* function, int32_t device) {
-  if (openreg_status status = CheckInitialized(function)) return status;
-  if (device >= 0 && device < state.device_count) return OPENREG_SUCCESS;
+openreg_status CheckDevice(State* state, const char* function, int32_t device) {
+  if (device >= 0 && device < state->device_count) return OPENREG_SUCCESS;
   return Fail(OPENREG_ERROR_INVALID_DEVICE,
               std::string(function) + ": device " + std::to_string(device) +
                   " does not exist; valid devices are 0 to " +
-                  std::to_string(state.device_count - 1));
+                  std::to_string(state->device_count - 1));
 }
 
 // A live stream, or null after setting the error.
-std::shared_ptr<Stream> FindStream(const char* function,
+std::shared_ptr<Stream> FindStream(State* state, const char* function,
                                    openreg_stream stream) {
-  auto it = state.streams.find(HandleId(stream));
-  if (it != state.streams.end()) return it->second;
+  auto it = state->streams.find(HandleId(stream));
+  if (it != state->streams.end()) return it->second;
   Fail(OPENREG_ERROR_INVALID_ARGUMENT,
        std::string(function) + ": unknown or destroyed stream");
   return nullptr;
 }
 
-Event* FindEvent(const char* function, openreg_event event) {
-  auto it = state.events.find(HandleId(event));
-  if (it != state.events.end()) return &it->second;
+Event* FindEvent(State* state, const char* function, openreg_event event) {
+  auto it = state->events.find(HandleId(event));
+  if (it != state->events.end()) return &it->second;
   Fail(OPENREG_ERROR_INVALID_ARGUMENT,
        std::string(function) + ": unknown or destroyed event");
   return nullptr;
 }
 
 // The live allocation containing `ptr`, or end().
-std::map<uintptr_t, Allocation>::iterator Containing(const void* ptr) {
+std::map<uintptr_t, Allocation>::iterator Containing(State* state, const void* ptr) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
-  auto it = state.allocations.upper_bound(address);
-  if (it == state.allocations.begin()) return state.allocations.end();
+  auto it = state->allocations.upper_bound(address);
+  if (it == state->allocations.begin()) return state->allocations.end();
   --it;
   return address - it->first < it->second.size ? it
-                                                : state.allocations.end();
+                                                : state->allocations.end();
 }
 
 // [ptr, ptr + size) lies inside one device allocation.
-bool IsDeviceRange(const void* ptr, size_t size) {
-  auto it = Containing(ptr);
-  return it != state.allocations.end() && it->second.device >= 0 &&
+bool IsDeviceRange(State* state, const void* ptr, size_t size) {
+  auto it = Containing(state, ptr);
+  return it != state->allocations.end() && it->second.device >= 0 &&
          reinterpret_cast<uintptr_t>(ptr) - it->first + size <=
              it->second.size;
 }
 
 // --- Lifecycle --------------------------------------------------------------
 
-openreg_status Init(const openreg_driver_config* config) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (state.initialized) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                "init: already initialized; call shutdown first");
-  }
+// A new State. The State is deleted only by context_destroy; every call in
+// between works on it alone.
+openreg_status context_create(const openreg_driver_config* config,
+                              openreg_context* context) {
+  if (context == nullptr) return NullArgument("context_create", "context");
+  *context = nullptr;
   int32_t device_count = kDefaultDeviceCount;
   uint64_t capacity = kDefaultDeviceMemory;
   if (config != nullptr) {
     if (!HAS_FIELD(openreg_driver_config, config, device_count)) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  "init: config->struct_size is too small; set it to "
-                  "OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0");
+                  "context_create: config->struct_size is too small; set it "
+                  "to OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0");
     }
     if (config->device_count < 0) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  "init: device_count is negative; pass 0 for the default");
+                  "context_create: device_count is negative; pass 0 for the "
+                  "default");
     }
     if (config->device_count > 0) device_count = config->device_count;
     if (HAS_FIELD(openreg_driver_config, config, device_memory_bytes) &&
@@ -187,48 +227,56 @@ openreg_status Init(const openreg_driver_config* config) {
                                                           : nullptr;
     if (options != nullptr && options[std::strspn(options, " ,")] != '\0') {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  std::string("init: unknown option in '") + options +
-                      "'; this driver takes no options");
+                  std::string("context_create: unknown option in '") +
+                      options + "'; this driver takes no options");
     }
   }
-  state.initialized = true;
-  state.device_count = device_count;
-  state.capacity = capacity;
-  state.used.assign(device_count, 0);
+  auto state = std::make_shared<State>();
+  state->device_count = device_count;
+  state->capacity = capacity;
+  state->used.assign(device_count, 0);
+  Contexts& contexts = LiveContexts();
+  std::lock_guard<std::mutex> lock(contexts.mu);
+  const uint64_t id = contexts.next_id++;
+  contexts.live[id] = std::move(state);
+  *context = reinterpret_cast<openreg_context>(static_cast<uintptr_t>(id));
   return OPENREG_SUCCESS;
 }
 
-openreg_status Shutdown() {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("shutdown")) return status;
-  for (const auto& [address, allocation] : state.allocations) {
-    std::free(reinterpret_cast<void*>(address));
+// Nothing is ever queued (work runs before its call returns), so there is
+// nothing to drop or wait for: the State, and the memory it owns, goes with
+// its last reference.
+openreg_status context_destroy(openreg_context context) {
+  Contexts& contexts = LiveContexts();
+  std::lock_guard<std::mutex> lock(contexts.mu);
+  if (contexts.live.erase(ContextId(context)) == 0) {
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                "context_destroy: the context is NULL, was destroyed, or was "
+                "never returned by context_create");
   }
-  state.allocations.clear();
-  state.streams.clear();
-  state.events.clear();
-  state.initialized = false;
   return OPENREG_SUCCESS;
 }
 
-const char* LastErrorMessage() { return last_error.c_str(); }
+// Messages are per thread, not per context: one string serves every context.
+const char* last_error_message(openreg_context) { return last_error.c_str(); }
 
 // --- Devices ----------------------------------------------------------------
 
-openreg_status GetDeviceCount(int32_t* count) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("get_device_count")) {
-    return status;
-  }
+openreg_status get_device_count(openreg_context context, int32_t* count) {
+  std::shared_ptr<State> state = StateOf(context, "get_device_count");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
   if (count == nullptr) return NullArgument("get_device_count", "count");
-  *count = state.device_count;
+  *count = state->device_count;
   return OPENREG_SUCCESS;
 }
 
-openreg_status GetDeviceProperties(int32_t device,
+openreg_status get_device_properties(openreg_context context, int32_t device,
                                    openreg_device_properties* props) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckDevice("get_device_properties", device)) {
+  std::shared_ptr<State> state = StateOf(context, "get_device_properties");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (openreg_status status = CheckDevice(state.get(), "get_device_properties", device)) {
     return status;
   }
   if (props == nullptr) return NullArgument("get_device_properties", "props");
@@ -239,7 +287,7 @@ openreg_status GetDeviceProperties(int32_t device,
   }
   std::snprintf(props->name, sizeof(props->name), "openreg minimal device");
   if (HAS_FIELD(openreg_device_properties, props, total_memory_bytes)) {
-    props->total_memory_bytes = state.capacity;
+    props->total_memory_bytes = state->capacity;
   }
   // One priority, and one stream executing at a time: nothing to schedule.
   if (HAS_FIELD(openreg_device_properties, props, greatest_stream_priority)) {
@@ -254,17 +302,17 @@ openreg_status GetDeviceProperties(int32_t device,
 
 // --- Memory -----------------------------------------------------------------
 
-openreg_status Allocate(const char* function, int32_t device, size_t size,
+openreg_status Allocate(State* state, const char* function, int32_t device, size_t size,
                         void** ptr) {
   if (ptr == nullptr) return NullArgument(function, "ptr");
   *ptr = nullptr;
   if (size == 0) return OPENREG_SUCCESS;
-  if (device >= 0 && size > state.capacity - state.used[device]) {
+  if (device >= 0 && size > state->capacity - state->used[device]) {
     return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
                 std::string(function) + ": device " + std::to_string(device) +
                     " out of memory: " + std::to_string(size) +
                     " bytes requested, " +
-                    std::to_string(state.capacity - state.used[device]) +
+                    std::to_string(state->capacity - state->used[device]) +
                     " free");
   }
   const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
@@ -274,61 +322,66 @@ openreg_status Allocate(const char* function, int32_t device, size_t size,
                 std::string(function) + ": the host has no " +
                     std::to_string(size) + " bytes to give");
   }
-  state.allocations[reinterpret_cast<uintptr_t>(memory)] = {device, size};
-  if (device >= 0) state.used[device] += size;
+  state->allocations[reinterpret_cast<uintptr_t>(memory)] = {device, size};
+  if (device >= 0) state->used[device] += size;
   *ptr = memory;
   return OPENREG_SUCCESS;
 }
 
-openreg_status Release(const char* function, int32_t device, void* ptr) {
+openreg_status Release(State* state, const char* function, int32_t device, void* ptr) {
   if (ptr == nullptr) return OPENREG_SUCCESS;
-  auto it = state.allocations.find(reinterpret_cast<uintptr_t>(ptr));
-  if (it == state.allocations.end() || it->second.device != device) {
+  auto it = state->allocations.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == state->allocations.end() || it->second.device != device) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 std::string(function) +
                     ": the pointer is not the start of a live allocation "
                     "of this kind (or of this device)");
   }
-  if (device >= 0) state.used[device] -= it->second.size;
-  state.allocations.erase(it);
+  if (device >= 0) state->used[device] -= it->second.size;
+  state->allocations.erase(it);
   std::free(ptr);
   return OPENREG_SUCCESS;
 }
 
-openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckDevice("device_malloc", device)) {
+openreg_status device_malloc(openreg_context context, int32_t device, size_t size, void** ptr) {
+  std::shared_ptr<State> state = StateOf(context, "device_malloc");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (openreg_status status = CheckDevice(state.get(), "device_malloc", device)) {
     return status;
   }
-  return Allocate("device_malloc", device, size, ptr);
+  return Allocate(state.get(), "device_malloc", device, size, ptr);
 }
 
-openreg_status DeviceFree(int32_t device, void* ptr) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckDevice("device_free", device)) {
+openreg_status device_free(openreg_context context, int32_t device, void* ptr) {
+  std::shared_ptr<State> state = StateOf(context, "device_free");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (openreg_status status = CheckDevice(state.get(), "device_free", device)) {
     return status;
   }
-  return Release("device_free", device, ptr);
+  return Release(state.get(), "device_free", device, ptr);
 }
 
-openreg_status HostMalloc(size_t size, void** ptr) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("host_malloc")) return status;
-  return Allocate("host_malloc", -1, size, ptr);
+openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
+  std::shared_ptr<State> state = StateOf(context, "host_malloc");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  return Allocate(state.get(), "host_malloc", -1, size, ptr);
 }
 
-openreg_status HostFree(void* ptr) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("host_free")) return status;
-  return Release("host_free", -1, ptr);
+openreg_status host_free(openreg_context context, void* ptr) {
+  std::shared_ptr<State> state = StateOf(context, "host_free");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  return Release(state.get(), "host_free", -1, ptr);
 }
 
-openreg_status PointerGetAttributes(const void* ptr,
+openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
                                     openreg_pointer_attributes* attributes) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("pointer_get_attributes")) {
-    return status;
-  }
+  std::shared_ptr<State> state = StateOf(context, "pointer_get_attributes");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
   if (attributes == nullptr) {
     return NullArgument("pointer_get_attributes", "attributes");
   }
@@ -337,8 +390,8 @@ openreg_status PointerGetAttributes(const void* ptr,
                 "pointer_get_attributes: attributes->struct_size is too "
                 "small; set it to OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0");
   }
-  auto it = Containing(ptr);
-  const bool known = it != state.allocations.end();
+  auto it = Containing(state.get(), ptr);
+  const bool known = it != state->allocations.end();
   const int32_t device = known ? it->second.device : -1;
   attributes->memory_type = !known       ? OPENREG_MEMORY_TYPE_UNREGISTERED
                             : device < 0 ? OPENREG_MEMORY_TYPE_HOST
@@ -355,31 +408,32 @@ openreg_status PointerGetAttributes(const void* ptr,
   return OPENREG_SUCCESS;
 }
 
-openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
+openreg_status mem_get_info(openreg_context context, int32_t device, uint64_t* free_bytes,
                           uint64_t* total_bytes) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckDevice("mem_get_info", device)) {
+  std::shared_ptr<State> state = StateOf(context, "mem_get_info");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (openreg_status status = CheckDevice(state.get(), "mem_get_info", device)) {
     return status;
   }
   if (free_bytes == nullptr || total_bytes == nullptr) {
     return NullArgument("mem_get_info", "free_bytes or total_bytes");
   }
-  *free_bytes = state.capacity - state.used[device];
-  *total_bytes = state.capacity;
+  *free_bytes = state->capacity - state->used[device];
+  *total_bytes = state->capacity;
   return OPENREG_SUCCESS;
 }
 
 // --- Copies: done before returning -------------------------------------------
 
-openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
+openreg_status memcpy_async(openreg_context context, void* dst, const void* src, size_t size,
                            int32_t kind, openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
-    std::lock_guard<std::mutex> lock(state.mu);
-    if (openreg_status status = CheckInitialized("memcpy_async")) {
-      return status;
-    }
-    found = FindStream("memcpy_async", stream);
+    std::shared_ptr<State> state = StateOf(context, "memcpy_async");
+    if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+    std::lock_guard<std::mutex> lock(state->mu);
+    found = FindStream(state.get(), "memcpy_async", stream);
     if (found == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     if (kind < OPENREG_MEMCPY_HOST_TO_HOST ||
         kind > OPENREG_MEMCPY_DEVICE_TO_DEVICE) {
@@ -395,8 +449,8 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
                             kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
     const bool device_src = kind == OPENREG_MEMCPY_DEVICE_TO_HOST ||
                             kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
-    if ((device_dst && !IsDeviceRange(dst, size)) ||
-        (device_src && !IsDeviceRange(src, size))) {
+    if ((device_dst && !IsDeviceRange(state.get(), dst, size)) ||
+        (device_src && !IsDeviceRange(state.get(), src, size))) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   "memcpy_async: a device side of the copy is not inside one "
                   "live device allocation");
@@ -407,18 +461,17 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   return OPENREG_SUCCESS;
 }
 
-openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
+openreg_status memset_async(openreg_context context, void* ptr, int32_t value, size_t size,
                            openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
-    std::lock_guard<std::mutex> lock(state.mu);
-    if (openreg_status status = CheckInitialized("memset_async")) {
-      return status;
-    }
-    found = FindStream("memset_async", stream);
+    std::shared_ptr<State> state = StateOf(context, "memset_async");
+    if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+    std::lock_guard<std::mutex> lock(state->mu);
+    found = FindStream(state.get(), "memset_async", stream);
     if (found == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     if (size == 0) return OPENREG_SUCCESS;
-    if (!IsDeviceRange(ptr, size)) {
+    if (!IsDeviceRange(state.get(), ptr, size)) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   "memset_async: the range is not inside one live device "
                   "allocation");
@@ -431,10 +484,12 @@ openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
 
 // --- Streams: nothing is ever pending ----------------------------------------
 
-openreg_status StreamCreate(int32_t device, int32_t priority,
+openreg_status stream_create(openreg_context context, int32_t device, int32_t priority,
                             openreg_stream* stream) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckDevice("stream_create", device)) {
+  std::shared_ptr<State> state = StateOf(context, "stream_create");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (openreg_status status = CheckDevice(state.get(), "stream_create", device)) {
     return status;
   }
   if (stream == nullptr) return NullArgument("stream_create", "stream");
@@ -443,17 +498,16 @@ openreg_status StreamCreate(int32_t device, int32_t priority,
                 "stream_create: priority " + std::to_string(priority) +
                     " is outside the device's range [0, 0]");
   }
-  *stream = NewHandle<openreg_stream>();
-  state.streams[HandleId(*stream)] = std::make_shared<Stream>(device);
+  *stream = NewHandle<openreg_stream>(state.get());
+  state->streams[HandleId(*stream)] = std::make_shared<Stream>(device);
   return OPENREG_SUCCESS;
 }
 
-openreg_status StreamDestroy(openreg_stream stream) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("stream_destroy")) {
-    return status;
-  }
-  if (state.streams.erase(HandleId(stream)) == 0) {
+openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
+  std::shared_ptr<State> state = StateOf(context, "stream_destroy");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (state->streams.erase(HandleId(stream)) == 0) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 "stream_destroy: unknown or destroyed stream");
   }
@@ -462,42 +516,59 @@ openreg_status StreamDestroy(openreg_stream stream) {
 
 // Looks up a live stream for a call that needs nothing else of the state.
 // For query and synchronize that is all: a live stream has always finished.
-openreg_status LookUpStream(const char* function, openreg_stream stream,
+openreg_status LookUpStream(openreg_context context, const char* function,
+                            openreg_stream stream,
                             std::shared_ptr<Stream>* found = nullptr) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized(function)) return status;
-  std::shared_ptr<Stream> live = FindStream(function, stream);
+  std::shared_ptr<State> state = StateOf(context, function);
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  std::shared_ptr<Stream> live = FindStream(state.get(), function, stream);
   if (live == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   if (found != nullptr) *found = std::move(live);
   return OPENREG_SUCCESS;
 }
 
-openreg_status StreamQuery(openreg_stream stream) {
-  return LookUpStream("stream_query", stream);
+openreg_status stream_query(openreg_context context, openreg_stream stream) {
+  return LookUpStream(context, "stream_query", stream);
 }
 
-openreg_status StreamSynchronize(openreg_stream stream) {
-  return LookUpStream("stream_synchronize", stream);
+openreg_status stream_synchronize(openreg_context context, openreg_stream stream) {
+  return LookUpStream(context, "stream_synchronize", stream);
 }
 
-openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("stream_wait_event")) {
-    return status;
-  }
-  if (FindStream("stream_wait_event", stream) == nullptr ||
-      FindEvent("stream_wait_event", event) == nullptr) {
+openreg_status stream_wait_event(openreg_context context, openreg_stream stream, openreg_event event) {
+  std::shared_ptr<State> state = StateOf(context, "stream_wait_event");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (FindStream(state.get(), "stream_wait_event", stream) == nullptr ||
+      FindEvent(state.get(), "stream_wait_event", event) == nullptr) {
     return OPENREG_ERROR_INVALID_ARGUMENT;
   }
   return OPENREG_SUCCESS;
 }
 
+// Every stream has priority 0, the device's only one.
+openreg_status stream_get_priority(openreg_context context,
+                                   openreg_stream stream, int32_t* priority) {
+  if (openreg_status status =
+          LookUpStream(context, "stream_get_priority", stream)) {
+    return status;
+  }
+  if (priority == nullptr) {
+    return NullArgument("stream_get_priority", "priority");
+  }
+  *priority = 0;
+  return OPENREG_SUCCESS;
+}
+
 // --- Events: a record completes at once ---------------------------------------
 
-openreg_status EventCreate(int32_t device, uint32_t flags,
+openreg_status event_create(openreg_context context, int32_t device, uint32_t flags,
                            openreg_event* event) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckDevice("event_create", device)) {
+  std::shared_ptr<State> state = StateOf(context, "event_create");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (openreg_status status = CheckDevice(state.get(), "event_create", device)) {
     return status;
   }
   if (event == nullptr) return NullArgument("event_create", "event");
@@ -505,26 +576,28 @@ openreg_status EventCreate(int32_t device, uint32_t flags,
     return Fail(OPENREG_ERROR_NOT_SUPPORTED,
                 "event_create: unknown flags " + std::to_string(flags));
   }
-  *event = NewHandle<openreg_event>();
-  state.events[HandleId(*event)] = Event{device, flags};
+  *event = NewHandle<openreg_event>(state.get());
+  state->events[HandleId(*event)] = Event{device, flags};
   return OPENREG_SUCCESS;
 }
 
-openreg_status EventDestroy(openreg_event event) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("event_destroy")) return status;
-  if (state.events.erase(HandleId(event)) == 0) {
+openreg_status event_destroy(openreg_context context, openreg_event event) {
+  std::shared_ptr<State> state = StateOf(context, "event_destroy");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (state->events.erase(HandleId(event)) == 0) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 "event_destroy: unknown or destroyed event");
   }
   return OPENREG_SUCCESS;
 }
 
-openreg_status EventRecord(openreg_event event, openreg_stream stream) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("event_record")) return status;
-  Event* found = FindEvent("event_record", event);
-  std::shared_ptr<Stream> on = FindStream("event_record", stream);
+openreg_status event_record(openreg_context context, openreg_event event, openreg_stream stream) {
+  std::shared_ptr<State> state = StateOf(context, "event_record");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  Event* found = FindEvent(state.get(), "event_record", event);
+  std::shared_ptr<Stream> on = FindStream(state.get(), "event_record", stream);
   if (found == nullptr || on == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   const int32_t device = on->device;
   if (device != found->device) {
@@ -538,29 +611,30 @@ openreg_status EventRecord(openreg_event event, openreg_stream stream) {
   return OPENREG_SUCCESS;
 }
 
-openreg_status CheckEvent(const char* function, openreg_event event) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized(function)) return status;
-  return FindEvent(function, event) == nullptr ? OPENREG_ERROR_INVALID_ARGUMENT
+openreg_status CheckEvent(openreg_context context, const char* function,
+                          openreg_event event) {
+  std::shared_ptr<State> state = StateOf(context, function);
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  return FindEvent(state.get(), function, event) == nullptr ? OPENREG_ERROR_INVALID_ARGUMENT
                                                : OPENREG_SUCCESS;
 }
 
-openreg_status EventQuery(openreg_event event) {
-  return CheckEvent("event_query", event);
+openreg_status event_query(openreg_context context, openreg_event event) {
+  return CheckEvent(context, "event_query", event);
 }
 
-openreg_status EventSynchronize(openreg_event event) {
-  return CheckEvent("event_synchronize", event);
+openreg_status event_synchronize(openreg_context context, openreg_event event) {
+  return CheckEvent(context, "event_synchronize", event);
 }
 
-openreg_status EventElapsedTime(openreg_event start, openreg_event end,
+openreg_status event_elapsed_time(openreg_context context, openreg_event start, openreg_event end,
                                 float* milliseconds) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  if (openreg_status status = CheckInitialized("event_elapsed_time")) {
-    return status;
-  }
-  const Event* first = FindEvent("event_elapsed_time", start);
-  const Event* second = FindEvent("event_elapsed_time", end);
+  std::shared_ptr<State> state = StateOf(context, "event_elapsed_time");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  const Event* first = FindEvent(state.get(), "event_elapsed_time", start);
+  const Event* second = FindEvent(state.get(), "event_elapsed_time", end);
   if (first == nullptr || second == nullptr) {
     return OPENREG_ERROR_INVALID_ARGUMENT;
   }
@@ -582,10 +656,10 @@ openreg_status EventElapsedTime(openreg_event start, openreg_event end,
 
 // --- Execution ----------------------------------------------------------------
 
-openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
+openreg_status launch_host_func(openreg_context context, openreg_stream stream, openreg_host_fn fn,
                               void* user_data) {
   std::shared_ptr<Stream> found;
-  if (openreg_status status = LookUpStream("launch_host_func", stream, &found)) {
+  if (openreg_status status = LookUpStream(context, "launch_host_func", stream, &found)) {
     return status;
   }
   if (fn == nullptr) return NullArgument("launch_host_func", "fn");
@@ -602,49 +676,24 @@ openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
   return OPENREG_SUCCESS;
 }
 
-openreg_status DeviceSynchronize(int32_t device) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  return CheckDevice("device_synchronize", device);
+openreg_status device_synchronize(openreg_context context, int32_t device) {
+  std::shared_ptr<State> state = StateOf(context, "device_synchronize");
+  if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> lock(state->mu);
+  return CheckDevice(state.get(), "device_synchronize", device);
 }
 
-// Built for ABI 1.0 on purpose, although the header is newer: it is the
-// tree's driver of an older minor version, so the core's handling of one is
-// tested (it loads; stream_get_priority, added in 1.1, is reported as not
-// supported). The size and minor version must agree; a driver opts into 1.1
-// by setting both to 1.1 and filling the 1.1 entries (docs/writing_a_driver.md).
+// The table, filled by name from the ABI's function list: every entry is
+// the function of the same name above.
+#define MINIMAL_DRIVER_ENTRY(minor, return_type, name, params) .name = name,
 constexpr openreg_driver_api kApi = {
-    OPENREG_DRIVER_API_STRUCT_SIZE_V1_0,
-    OPENREG_DRIVER_ABI_VERSION_MAJOR,
-    0,
-    "minimal",
-    "1.0.0",
-    Init,
-    Shutdown,
-    LastErrorMessage,
-    GetDeviceCount,
-    GetDeviceProperties,
-    DeviceMalloc,
-    DeviceFree,
-    HostMalloc,
-    HostFree,
-    PointerGetAttributes,
-    MemGetInfo,
-    MemcpyAsync,
-    MemsetAsync,
-    StreamCreate,
-    StreamDestroy,
-    StreamQuery,
-    StreamSynchronize,
-    StreamWaitEvent,
-    EventCreate,
-    EventDestroy,
-    EventRecord,
-    EventQuery,
-    EventSynchronize,
-    EventElapsedTime,
-    LaunchHostFunc,
-    DeviceSynchronize,
-};
+    .struct_size = sizeof(openreg_driver_api),
+    .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
+    .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
+    .driver_name = "minimal",
+    .driver_version = "2.0.0",
+    OPENREG_DRIVER_FUNCTIONS(MINIMAL_DRIVER_ENTRY)};
+#undef MINIMAL_DRIVER_ENTRY
 
 }  // namespace
 

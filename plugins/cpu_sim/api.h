@@ -1,12 +1,13 @@
 // The C++ implementations behind each entry of the openreg_driver_api table,
-// one per ABI function with the same signature, declared by
-// plugins/sim_support/driver_table.h. They are grouped into api_<section>.cc
-// files following the sections of openreg_driver.h; cpu_sim_driver.cc wires
-// them into the table.
+// one per ABI function, with its ABI name and signature, declared by
+// plugins/sim_support/driver_table.h (the shared ones are using-declarations
+// of plugins/sim_support/shared_api.h). They are grouped into api_<section>.cc
+// files following the sections of openreg_driver.h; cpu_sim_driver.cc
+// generates the table from them.
 //
 // Thread-safety: every function may be called from any thread. Each takes its
-// own reference to the DriverState (see driver_state.h), so they need no
-// lock of their own.
+// own reference to its context's DriverState (see driver_state.h), so they
+// need no lock of their own.
 #ifndef OPENREG_PLUGINS_CPU_SIM_API_H_
 #define OPENREG_PLUGINS_CPU_SIM_API_H_
 

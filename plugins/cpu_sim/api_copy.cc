@@ -4,15 +4,16 @@
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
 #include "plugins/sim_support/copy_checks.h"
+#include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
 
-openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
-                           int32_t kind, openreg_stream stream) {
+openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
+                            size_t size, int32_t kind, openreg_stream stream) {
   constexpr const char* kFunction = "memcpy_async";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   const char* description;
@@ -26,11 +27,11 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
   return OPENREG_SUCCESS;
 }
 
-openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
-                           openreg_stream stream) {
+openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
+                            size_t size, openreg_stream stream) {
   constexpr const char* kFunction = "memset_async";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   if (size == 0) return OPENREG_SUCCESS;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
+#include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
@@ -12,10 +13,10 @@ using sim::RequireNonNull;
 
 using sim::StatusName;
 
-openreg_status StreamCreate(int32_t device, int32_t priority,
-                            openreg_stream* stream) {
-  std::shared_ptr<DriverState> state = AcquireState("stream_create");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status stream_create(openreg_context context, int32_t device,
+                             int32_t priority, openreg_stream* stream) {
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_create", &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "stream_create"));
   SIM_RETURN_IF_ERROR(RequireNonNull(stream, "stream_create", "stream"));
   SIM_RETURN_IF_ERROR(
@@ -23,39 +24,42 @@ openreg_status StreamCreate(int32_t device, int32_t priority,
   return state->streams().Create(device, priority, stream);
 }
 
-openreg_status StreamDestroy(openreg_stream stream) {
-  std::shared_ptr<DriverState> state = AcquireState("stream_destroy");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_destroy", &state));
   return state->streams().Destroy(stream);
 }
 
 // Work on a cpu_sim stream has always finished by the time the call that
 // enqueued it returns, so query and synchronize only validate the handle.
-openreg_status StreamQuery(openreg_stream stream) {
-  std::shared_ptr<DriverState> state = AcquireState("stream_query");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status stream_query(openreg_context context, openreg_stream stream) {
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_query", &state));
   return state->streams().CheckLive(stream, "stream_query");
 }
 
-openreg_status StreamSynchronize(openreg_stream stream) {
-  std::shared_ptr<DriverState> state = AcquireState("stream_synchronize");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status stream_synchronize(openreg_context context,
+                                  openreg_stream stream) {
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_synchronize", &state));
   return state->streams().CheckLive(stream, "stream_synchronize");
 }
 
-openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
-  std::shared_ptr<DriverState> state = AcquireState("stream_wait_event");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
+                                 openreg_event event) {
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_wait_event", &state));
   SIM_RETURN_IF_ERROR(
       state->streams().CheckLive(stream, "stream_wait_event"));
   // Every record has already completed, so there is nothing to wait for.
   return state->events().CheckLive(event, "stream_wait_event");
 }
 
-openreg_status StreamGetPriority(openreg_stream stream, int32_t* priority) {
+openreg_status stream_get_priority(openreg_context context,
+                                   openreg_stream stream, int32_t* priority) {
   constexpr const char* kFunction = "stream_get_priority";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   SIM_RETURN_IF_ERROR(RequireNonNull(priority, kFunction, "priority"));
@@ -68,11 +72,11 @@ openreg_status StreamGetPriority(openreg_stream stream, int32_t* priority) {
 // returned. cpu_sim runs the function inline, so it reports the failure from
 // the launch itself and the stream stays clean: a later stream_query or
 // stream_synchronize returns SUCCESS.
-openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
-                              void* user_data) {
+openreg_status launch_host_func(openreg_context context, openreg_stream stream,
+                                openreg_host_fn fn, void* user_data) {
   constexpr const char* kFunction = "launch_host_func";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   SIM_RETURN_IF_ERROR(sim::RequireHostFunction(fn, kFunction));

@@ -23,16 +23,16 @@ openreg_status CheckOptions(const char* options) {
         absl::StripAsciiWhitespace(item.substr(0, item.find('=')));
     if (key.empty()) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  absl::StrFormat("init: option \"%s\" in options \"%s\" has "
-                                  "no key; options are comma-separated "
-                                  "key=value pairs, and cpu_sim accepts no "
-                                  "options",
+                  absl::StrFormat("context_create: option \"%s\" in options "
+                                  "\"%s\" has no key; options are "
+                                  "comma-separated key=value pairs, and "
+                                  "cpu_sim accepts no options",
                                   item, options));
     }
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("init: unknown option key \"%s\" in options "
-                                "\"%s\"; cpu_sim accepts no options, pass NULL "
-                                "or an empty string",
+                absl::StrFormat("context_create: unknown option key \"%s\" in "
+                                "options \"%s\"; cpu_sim accepts no options, "
+                                "pass NULL or an empty string",
                                 key, options));
   }
   return OPENREG_SUCCESS;
@@ -40,8 +40,8 @@ openreg_status CheckOptions(const char* options) {
 
 }  // namespace
 
-openreg_status ParseDriverConfig(const openreg_driver_config* config,
-                                 sim::SimConfig* out) {
+openreg_status ParseConfig(const openreg_driver_config* config,
+                           sim::SimConfig* out) {
   SIM_RETURN_IF_ERROR(sim::ParseConfig(config, out));
   return CheckOptions(out->options);
 }

@@ -1,6 +1,7 @@
-// Validation of the openreg_driver_config passed to init: the shared fields
-// (plugins/sim_support/config.h) and cpu_sim's options, of which there are
-// none.
+// Validation of the openreg_driver_config passed to context_create: the
+// shared fields (plugins/sim_support/config.h) and cpu_sim's options, of
+// which there are none, so the parsed config is sim::SimConfig itself.
+// Thread-safety: a pure function.
 #ifndef OPENREG_PLUGINS_CPU_SIM_CONFIG_H_
 #define OPENREG_PLUGINS_CPU_SIM_CONFIG_H_
 
@@ -11,8 +12,8 @@ namespace openreg::cpu_sim {
 
 // sim::ParseConfig, and INVALID_ARGUMENT for any option: cpu_sim accepts
 // none.
-openreg_status ParseDriverConfig(const openreg_driver_config* config,
-                                 sim::SimConfig* out);
+openreg_status ParseConfig(const openreg_driver_config* config,
+                           sim::SimConfig* out);
 
 }  // namespace openreg::cpu_sim
 

@@ -1,19 +1,19 @@
-// Everything an initialized cpu_sim driver owns, and the process-wide slot
-// that holds it between init and shutdown.
+// Everything one cpu_sim context owns: what context_create makes and every
+// other function gets, through the context registry
+// (plugins/sim_support/context_registry.h).
 //
 // Ownership: DriverState owns all device memory, pinned host memory (through
-// sim::SimState), streams and events. The global slot holds it through a
-// shared_ptr; every API call takes its own reference for the duration of the call, so shutdown (which
-// empties the slot) never frees state under a call that is still running,
-// and no lock is held while a launched host function runs.
+// sim::SimState), streams and events of its context. The registry holds it
+// through a shared_ptr while the context lives; every API call takes its own
+// reference for the duration of the call, so context_destroy never frees
+// state under a call still running, and no lock is held while a launched
+// host function runs.
 // Thread-safety: DriverState's members are set at construction and never
-// reassigned; each component has its own mutex. The global slot is guarded
-// by a mutex in driver_state.cc.
+// reassigned; each component has its own mutex.
 #ifndef OPENREG_PLUGINS_CPU_SIM_DRIVER_STATE_H_
 #define OPENREG_PLUGINS_CPU_SIM_DRIVER_STATE_H_
 
 #include <cstdint>
-#include <memory>
 
 #include "driver_abi/openreg_driver.h"
 #include "plugins/cpu_sim/event.h"
@@ -22,6 +22,10 @@
 #include "plugins/sim_support/sim_state.h"
 
 namespace openreg::cpu_sim {
+
+// The table's driver_name, the prefix of every error message and part of
+// every device's name.
+inline constexpr char kDriverName[] = "cpu_sim";
 
 // Work runs synchronously on the calling thread, one item at a time.
 inline constexpr int32_t kConcurrentStreams = 1;
@@ -43,18 +47,6 @@ class DriverState final : public sim::SimState {
   StreamTable streams_;
   EventTable events_;
 };
-
-// init: makes `state` current. INVALID_ARGUMENT if the driver is already
-// initialized.
-openreg_status InstallState(std::shared_ptr<DriverState> state);
-
-// shutdown: empties the slot and returns what it held (null when the driver
-// was not initialized); the state is freed when the last reference drops.
-std::shared_ptr<DriverState> ReleaseState();
-
-// The current state, or null after failing with NOT_INITIALIZED with a
-// message naming `function`.
-std::shared_ptr<DriverState> AcquireState(const char* function);
 
 }  // namespace openreg::cpu_sim
 

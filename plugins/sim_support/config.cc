@@ -12,19 +12,19 @@ openreg_status ParseConfig(const openreg_driver_config* config,
   if (config == nullptr) return OPENREG_SUCCESS;
   if (!SIM_HAS_FIELD(openreg_driver_config, config, device_count)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("init: config->struct_size is %u, too small "
-                                "for any v1.0 field; set it to "
+                absl::StrFormat("context_create: config->struct_size is %u, "
+                                "too small for any v1.0 field; set it to "
                                 "OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0 (%u)",
                                 config->struct_size,
                                 OPENREG_DRIVER_CONFIG_STRUCT_SIZE_V1_0));
   }
-  if (config->device_count < 0 || config->device_count > kMaxDeviceCount) {
+  if (config->device_count < 0 || config->device_count > kMaxSimDeviceCount) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("init: device_count %d is out of range; %s "
-                                "supports 1 to %d devices (0 selects the "
-                                "default of %d)",
-                                config->device_count, DriverName(),
-                                kMaxDeviceCount, kDefaultDeviceCount));
+                absl::StrFormat("context_create: device_count %d is out of "
+                                "range; the driver supports 1 to %d devices "
+                                "(0 selects the default of %d)",
+                                config->device_count, kMaxSimDeviceCount,
+                                kDefaultDeviceCount));
   }
   if (config->device_count != 0) out->device_count = config->device_count;
   if (SIM_HAS_FIELD(openreg_driver_config, config, device_memory_bytes) &&

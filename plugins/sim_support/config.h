@@ -1,10 +1,10 @@
-// Validation of the openreg_driver_config passed to init, shared by the
-// simulated drivers; the options string is each driver's own to parse.
+// Validation of the openreg_driver_config passed to context_create, shared by
+// the simulated drivers; the options string is each driver's own to parse.
 //
 // Device count and memory size come only from the config: the core owns the
 // user-facing knobs (environment variables) and hands the driver final
 // values, so the simulated drivers never read the environment.
-// Thread-safety: a pure function, called by init only.
+// Thread-safety: a pure function.
 #ifndef OPENREG_PLUGINS_SIM_SUPPORT_CONFIG_H_
 #define OPENREG_PLUGINS_SIM_SUPPORT_CONFIG_H_
 
@@ -16,14 +16,16 @@ namespace openreg::sim {
 
 inline constexpr int32_t kDefaultDeviceCount = 2;
 inline constexpr uint64_t kDefaultDeviceMemoryBytes = uint64_t{16} << 30;
-// Bounds the per-device bookkeeping a bad config can make init allocate.
-inline constexpr int32_t kMaxDeviceCount = 1024;
+// The simulated drivers' own limit (not the core's, which may be lower): it
+// bounds the per-device bookkeeping a bad config can make context_create
+// allocate.
+inline constexpr int32_t kMaxSimDeviceCount = 1024;
 
 struct SimConfig {
   int32_t device_count = kDefaultDeviceCount;
   uint64_t device_memory_bytes = kDefaultDeviceMemoryBytes;
   // The driver-specific "key=value,..." options, or NULL; borrowed from the
-  // config for the duration of init.
+  // config for the duration of context_create.
   const char* options = nullptr;
 };
 

@@ -6,19 +6,36 @@
 namespace openreg::sim {
 namespace {
 
-std::string& ThreadLastError() {
-  thread_local std::string message;
-  return message;
+struct ThreadError {
+  std::string message;
+  // "<driver>: <message>", built by the first LastErrorMessage after a
+  // failure rather than by every Fail.
+  std::string prefixed;
+  bool prefixed_current = true;
+};
+
+ThreadError& ThreadLastError() {
+  thread_local ThreadError error;
+  return error;
 }
 
 }  // namespace
 
 openreg_status Fail(openreg_status status, const std::string& message) {
-  ThreadLastError() = absl::StrCat(DriverName(), ": ", message);
+  ThreadError& error = ThreadLastError();
+  error.message = message;
+  error.prefixed_current = false;
   return status;
 }
 
-const char* LastErrorMessage() { return ThreadLastError().c_str(); }
+const char* LastErrorMessage(const char* driver_name) {
+  ThreadError& error = ThreadLastError();
+  if (!error.prefixed_current) {
+    error.prefixed = absl::StrCat(driver_name, ": ", error.message);
+    error.prefixed_current = true;
+  }
+  return error.prefixed.c_str();
+}
 
 const char* StatusName(openreg_status status) {
   switch (status) {

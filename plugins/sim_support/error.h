@@ -4,11 +4,10 @@
 // same thread explains the failure. The message lives in a thread_local
 // string, so no locking is needed and threads never see each other's errors.
 //
-// Driver name: every message is prefixed with "<DriverName()>: ". This library
-// only declares DriverName(); each driver defines it exactly once (next to its
-// entry point), returning a string literal. It is resolved when the driver .so
-// is linked, holds no state and needs no initialization, so it is thread-safe
-// and correct even for a failure before or during init.
+// Driver name: last_error_message prefixes the message with the name of the
+// driver serving it ("cpu_sim: ..."), which the driver passes to
+// LastErrorMessage. Messages are kept per thread, not per context (the ABI
+// allows either), so a failed context_create has one too.
 //
 // Fail() records the error for the calling thread only, so it belongs on the
 // thread of the API call that reports the failure: threaded_sim's worker
@@ -23,17 +22,14 @@
 
 namespace openreg::sim {
 
-// The driver's name, e.g. "cpu_sim". Defined by each driver, not here; must
-// return a string with static storage duration.
-const char* DriverName();
-
-// Records "<DriverName()>: <message>" as the calling thread's last error and
-// returns `status`, so failure paths read `return Fail(STATUS, ...)`.
+// Records `message` as the calling thread's last error and returns `status`,
+// so failure paths read `return Fail(STATUS, ...)`.
 openreg_status Fail(openreg_status status, const std::string& message);
 
-// The calling thread's last failure message, or "" if none. The pointer stays
-// valid until the next failure on this thread.
-const char* LastErrorMessage();
+// last_error_message: the calling thread's last failure message as
+// "<driver_name>: <message>", or "" if none. The pointer stays valid until
+// the next call on this thread.
+const char* LastErrorMessage(const char* driver_name);
 
 // Symbolic name of a status code, e.g. "OPENREG_ERROR_INVALID_ARGUMENT", for
 // messages that mention a status returned by someone else.

@@ -7,10 +7,19 @@
 
 namespace openreg::sim {
 
+namespace {
+
+// Starts at 1 so no handle is NULL; 64 bits never wrap in practice.
+std::atomic<uintptr_t> g_next_id{1};
+
+}  // namespace
+
 uintptr_t NextHandleId() {
-  // Starts at 1 so no handle is NULL; 64 bits never wrap in practice.
-  static std::atomic<uintptr_t> next_id{1};
-  return next_id.fetch_add(1, std::memory_order_relaxed);
+  return g_next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+uintptr_t HandleIdsIssued() {
+  return g_next_id.load(std::memory_order_relaxed);
 }
 
 openreg_status NotLiveStream(openreg_stream stream, const char* function) {
@@ -22,9 +31,9 @@ openreg_status NotLiveStream(openreg_stream stream, const char* function) {
                                 function));
   }
   return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-              absl::StrFormat("%s: stream %p is not a live stream; it was "
-                              "destroyed, never created, or created before "
-                              "the last shutdown",
+              absl::StrFormat("%s: stream %p is not a live stream of this "
+                              "context; it was destroyed, never created, or "
+                              "belongs to another context",
                               function, stream));
 }
 
@@ -36,9 +45,9 @@ openreg_status NotLiveEvent(openreg_event event, const char* function) {
                                 function));
   }
   return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-              absl::StrFormat("%s: event %p is not a live event; it was "
-                              "destroyed, never created, or created before "
-                              "the last shutdown",
+              absl::StrFormat("%s: event %p is not a live event of this "
+                              "context; it was destroyed, never created, or "
+                              "belongs to another context",
                               function, event));
 }
 

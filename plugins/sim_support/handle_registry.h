@@ -3,9 +3,10 @@
 // pointer to the stream or event object.
 //
 // A handle is not a pointer to the value: it is a process-wide counter value
-// that is never reused, even across shutdown and init. A destroyed or foreign
-// handle therefore never aliases a live one, and looking it up is a failed
-// hash-map lookup rather than a use-after-free.
+// that is never reused, across contexts too. Each context has its own
+// registries, so a destroyed handle, or one of another context, never aliases
+// a live one, and looking it up is a failed hash-map lookup rather than a
+// use-after-free.
 //
 // Ownership: the registry owns the values; handles are plain numbers.
 // Thread-safety: all members may be called concurrently; mu_ guards values_.
@@ -23,8 +24,11 @@
 
 namespace openreg::sim {
 
-// A fresh non-zero handle value, unique within the process.
+// A fresh non-zero handle value, unique within the process (streams, events
+// and contexts share the sequence).
 uintptr_t NextHandleId();
+// How many handle values were issued so far: every value below it is old.
+uintptr_t HandleIdsIssued();
 
 template <typename Handle>
 Handle NewHandle() {

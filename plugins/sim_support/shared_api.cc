@@ -4,25 +4,26 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
+#include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/sim_support/sim_state.h"
 #include "plugins/sim_support/struct_size.h"
 
 namespace openreg::sim {
 
-openreg_status GetDeviceCount(int32_t* count) {
-  std::shared_ptr<SimState> state = AcquireSimState("get_device_count");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status get_device_count(openreg_context context, int32_t* count) {
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, "get_device_count", &state));
   SIM_RETURN_IF_ERROR(RequireNonNull(count, "get_device_count", "count"));
   *count = state->device_count();
   return OPENREG_SUCCESS;
 }
 
-openreg_status GetDeviceProperties(int32_t device,
-                                   openreg_device_properties* props) {
+openreg_status get_device_properties(openreg_context context, int32_t device,
+                                     openreg_device_properties* props) {
   constexpr const char* kFunction = "get_device_properties";
-  std::shared_ptr<SimState> state = AcquireSimState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
   if (!SIM_HAS_FIELD(openreg_device_properties, props, name)) {
@@ -37,7 +38,7 @@ openreg_status GetDeviceProperties(int32_t device,
                                 OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0));
   }
   std::snprintf(props->name, sizeof(props->name), "openreg %s device",
-                DriverName());
+                state->driver_name());
   if (SIM_HAS_FIELD(openreg_device_properties, props, total_memory_bytes)) {
     props->total_memory_bytes = state->device_memory_bytes();
   }
@@ -54,9 +55,10 @@ openreg_status GetDeviceProperties(int32_t device,
   return OPENREG_SUCCESS;
 }
 
-openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
-  std::shared_ptr<SimState> state = AcquireSimState("device_malloc");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status device_malloc(openreg_context context, int32_t device,
+                             size_t size, void** ptr) {
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, "device_malloc", &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
   SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
   if (size == 0) {
@@ -66,17 +68,18 @@ openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr) {
   return state->device_memory(device).Allocate(size, ptr);
 }
 
-openreg_status DeviceFree(int32_t device, void* ptr) {
-  std::shared_ptr<SimState> state = AcquireSimState("device_free");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status device_free(openreg_context context, int32_t device,
+                           void* ptr) {
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, "device_free", &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
   if (ptr == nullptr) return OPENREG_SUCCESS;
   return state->device_memory(device).Free(ptr);
 }
 
-openreg_status HostMalloc(size_t size, void** ptr) {
-  std::shared_ptr<SimState> state = AcquireSimState("host_malloc");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, "host_malloc", &state));
   SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
   // Mirrors device_malloc, which the ABI defines to give NULL for size 0.
   if (size == 0) {
@@ -86,24 +89,24 @@ openreg_status HostMalloc(size_t size, void** ptr) {
   return state->pinned_memory().Allocate(size, ptr);
 }
 
-openreg_status HostFree(void* ptr) {
-  std::shared_ptr<SimState> state = AcquireSimState("host_free");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status host_free(openreg_context context, void* ptr) {
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, "host_free", &state));
   if (ptr == nullptr) return OPENREG_SUCCESS;
   return state->pinned_memory().Free(ptr);
 }
 
-openreg_status PointerGetAttributes(const void* ptr,
-                                    openreg_pointer_attributes* attributes) {
-  std::shared_ptr<SimState> state = AcquireSimState("pointer_get_attributes");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
+                                      openreg_pointer_attributes* attributes) {
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, "pointer_get_attributes", &state));
   return WritePointerAttributes(state->Classify(ptr), attributes);
 }
 
-openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
-                          uint64_t* total_bytes) {
-  std::shared_ptr<SimState> state = AcquireSimState("mem_get_info");
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+openreg_status mem_get_info(openreg_context context, int32_t device,
+                            uint64_t* free_bytes, uint64_t* total_bytes) {
+  std::shared_ptr<SimState> state;
+  SIM_RETURN_IF_ERROR(FindState(context, "mem_get_info", &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
   SIM_RETURN_IF_ERROR(RequireNonNull(free_bytes, "mem_get_info", "free_bytes"));
   SIM_RETURN_IF_ERROR(

@@ -1,7 +1,8 @@
 // The ABI functions that both simulated drivers implement identically:
-// device count and properties, and every memory function. They reach the
-// driver's state through AcquireSimState (sim_state.h); driver_table.h puts
-// them into each driver's table, next to the driver's own functions.
+// device count and properties, and every memory function. Named by their ABI
+// names, so a driver's api.h brings them into its namespace with
+// using-declarations and driver_table.h fills their table entries by name.
+// Each works on the SimState of the context it is passed (context_registry.h).
 //
 // Thread-safety: every function may be called from any thread, concurrently,
 // including from host functions; each takes its own reference to the state.
@@ -15,20 +16,21 @@
 
 namespace openreg::sim {
 
-openreg_status GetDeviceCount(int32_t* count);
+openreg_status get_device_count(openreg_context context, int32_t* count);
 // The name is "openreg <driver> device"; the priority range and
 // concurrent_streams come from the SimState.
-openreg_status GetDeviceProperties(int32_t device,
-                                   openreg_device_properties* props);
+openreg_status get_device_properties(openreg_context context, int32_t device,
+                                     openreg_device_properties* props);
 
-openreg_status DeviceMalloc(int32_t device, size_t size, void** ptr);
-openreg_status DeviceFree(int32_t device, void* ptr);
-openreg_status HostMalloc(size_t size, void** ptr);
-openreg_status HostFree(void* ptr);
-openreg_status PointerGetAttributes(const void* ptr,
-                                    openreg_pointer_attributes* attributes);
-openreg_status MemGetInfo(int32_t device, uint64_t* free_bytes,
-                          uint64_t* total_bytes);
+openreg_status device_malloc(openreg_context context, int32_t device,
+                             size_t size, void** ptr);
+openreg_status device_free(openreg_context context, int32_t device, void* ptr);
+openreg_status host_malloc(openreg_context context, size_t size, void** ptr);
+openreg_status host_free(openreg_context context, void* ptr);
+openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
+                                      openreg_pointer_attributes* attributes);
+openreg_status mem_get_info(openreg_context context, int32_t device,
+                            uint64_t* free_bytes, uint64_t* total_bytes);
 
 }  // namespace openreg::sim
 

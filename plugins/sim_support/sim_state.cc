@@ -7,9 +7,11 @@
 
 namespace openreg::sim {
 
-SimState::SimState(int32_t device_count, uint64_t device_memory_bytes,
-                   StreamPriorityRange priorities)
-    : device_memory_bytes_(device_memory_bytes), priorities_(priorities) {
+SimState::SimState(const char* driver_name, int32_t device_count,
+                   uint64_t device_memory_bytes, StreamPriorityRange priorities)
+    : driver_name_(driver_name),
+      device_memory_bytes_(device_memory_bytes),
+      priorities_(priorities) {
   device_memory_.reserve(device_count);
   for (int32_t device = 0; device < device_count; ++device) {
     device_memory_.push_back(

@@ -1,11 +1,13 @@
-// What both simulated drivers own and check in the same way: the devices
-// (their count, memory and stream priority range) and the pinned host memory.
-// Each driver's DriverState derives from SimState and adds what differs: its
-// streams, events and, for threaded_sim, worker threads.
+// What both simulated drivers own and check in the same way, for one context:
+// the devices (their count, memory and stream priority range) and the pinned
+// host memory. Each driver's DriverState derives from SimState and adds what
+// differs: its streams, events and, for threaded_sim, worker threads. The
+// context registry (context_registry.h) holds every live state; the ABI
+// functions of shared_api.h work on the SimState of the context they get.
 //
 // Ownership: owns every device and pinned allocation until it is freed or the
-// state is destroyed (which is how shutdown releases memory the core never
-// freed). A derived state's own members are destroyed first, so work that
+// state is destroyed (which is how context_destroy releases memory the core
+// never freed). A derived state's own members are destroyed first, so work that
 // still uses device memory while they shut down finds it.
 // Thread-safety: members are set at construction and never reassigned; each
 // memory has its own mutex, so every method may be called concurrently.
@@ -32,13 +34,15 @@ struct StreamPriorityRange {
 
 class SimState {
  public:
-  SimState(int32_t device_count, uint64_t device_memory_bytes,
-           StreamPriorityRange priorities);
+  // `driver_name` (a string literal) names the devices.
+  SimState(const char* driver_name, int32_t device_count,
+           uint64_t device_memory_bytes, StreamPriorityRange priorities);
   virtual ~SimState();
 
   SimState(const SimState&) = delete;
   SimState& operator=(const SimState&) = delete;
 
+  const char* driver_name() const { return driver_name_; }
   int32_t device_count() const {
     return static_cast<int32_t>(device_memory_.size());
   }
@@ -69,17 +73,12 @@ class SimState {
   PointerInfo Classify(const void* ptr) const;
 
  private:
+  const char* const driver_name_;
   const uint64_t device_memory_bytes_;
   const StreamPriorityRange priorities_;
   std::vector<std::unique_ptr<DeviceMemory>> device_memory_;
   PinnedHostMemory pinned_memory_;
 };
-
-// The driver's current state, or null after failing with NOT_INITIALIZED
-// with a message naming `function`. Declared here for the functions of
-// shared_api.h; each driver defines it once, next to its state slot (which
-// differs: threaded_sim's survives process exit and fork).
-std::shared_ptr<SimState> AcquireSimState(const char* function);
 
 }  // namespace openreg::sim
 

@@ -1,15 +1,16 @@
 // The C++ implementations behind each entry of the openreg_driver_api table,
-// one per ABI function with the same signature, declared by
-// plugins/sim_support/driver_table.h. They are grouped into api_<section>.cc
-// files following the sections of openreg_driver.h; threaded_sim_driver.cc wires
-// them into the table.
+// one per ABI function, with its ABI name and signature, declared by
+// plugins/sim_support/driver_table.h (the shared ones are using-declarations
+// of plugins/sim_support/shared_api.h). They are grouped into api_<section>.cc
+// files following the sections of openreg_driver.h; threaded_sim_driver.cc
+// generates the table from them.
 //
 // Thread-safety: every function may be called from any thread, including
 // from host functions running on worker threads (except the waits the ABI
 // forbids there, which fail instead of deadlocking where the driver can tell).
-// Each takes its own reference to the DriverState (see global_state.h), so
-// they need no lock of their own. Synchronize functions, event_synchronize and
-// copies into pageable host memory block.
+// Each takes its own reference to its context's DriverState (see
+// driver_state.h), so they need no lock of their own. Synchronize functions,
+// event_synchronize and copies into pageable host memory block.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_API_H_
 #define OPENREG_PLUGINS_THREADED_SIM_API_H_
 

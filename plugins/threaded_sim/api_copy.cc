@@ -25,8 +25,8 @@
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
 #include "plugins/sim_support/copy_checks.h"
+#include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
-#include "plugins/threaded_sim/global_state.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
 
@@ -70,9 +70,11 @@ openreg_status CopyAndWait(Stream& stream, void* dst, const void* src,
                         }),
       kFunction, &ticket));
   if (!stream.AwaitFinished(ticket)) {
-    return Fail(OPENREG_ERROR_NOT_INITIALIZED,
-                absl::StrFormat("%s: stream %p was shut down before the copy "
-                                "to or from pageable memory ran",
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: stream %p was stopped (the process is "
+                                "exiting, or its context was destroyed) "
+                                "before the copy to or from pageable memory "
+                                "ran",
                                 kFunction, stream.handle()));
   }
   return OPENREG_SUCCESS;
@@ -102,11 +104,11 @@ openreg_status CopyFromPageable(Stream& stream, void* dst, const void* src,
 
 }  // namespace
 
-openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
-                           int32_t kind, openreg_stream stream) {
+openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
+                            size_t size, int32_t kind, openreg_stream stream) {
   constexpr const char* kFunction = "memcpy_async";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   const char* description;
@@ -132,11 +134,11 @@ openreg_status MemcpyAsync(void* dst, const void* src, size_t size,
                          kFunction, nullptr);
 }
 
-openreg_status MemsetAsync(void* ptr, int32_t value, size_t size,
-                           openreg_stream stream) {
+openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
+                            size_t size, openreg_stream stream) {
   constexpr const char* kFunction = "memset_async";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   if (size == 0) return OPENREG_SUCCESS;

@@ -4,9 +4,9 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
+#include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/event.h"
-#include "plugins/threaded_sim/global_state.h"
 #include "plugins/sim_support/handle_registry.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
@@ -51,11 +51,11 @@ openreg_status CheckTimeable(const Event& event, const Event::LatestRecord& late
 
 }  // namespace
 
-openreg_status EventCreate(int32_t device, uint32_t flags,
-                           openreg_event* event) {
+openreg_status event_create(openreg_context context, int32_t device,
+                            uint32_t flags, openreg_event* event) {
   constexpr const char* kFunction = "event_create";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   SIM_RETURN_IF_ERROR(RequireNonNull(event, kFunction, "event"));
   if ((flags & ~kKnownEventFlags) != 0) {
@@ -74,10 +74,10 @@ openreg_status EventCreate(int32_t device, uint32_t flags,
   return OPENREG_SUCCESS;
 }
 
-openreg_status EventDestroy(openreg_event event) {
+openreg_status event_destroy(openreg_context context, openreg_event event) {
   constexpr const char* kFunction = "event_destroy";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   // Queued markers and waits keep their own reference to the event.
   if (!state->events().Remove(event).has_value()) {
     return sim::NotLiveEvent(event, kFunction);
@@ -85,10 +85,11 @@ openreg_status EventDestroy(openreg_event event) {
   return OPENREG_SUCCESS;
 }
 
-openreg_status EventRecord(openreg_event event, openreg_stream stream) {
+openreg_status event_record(openreg_context context, openreg_event event,
+                            openreg_stream stream) {
   constexpr const char* kFunction = "event_record";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   std::shared_ptr<Event> recorded;
@@ -109,10 +110,10 @@ openreg_status EventRecord(openreg_event event, openreg_stream stream) {
   return status;
 }
 
-openreg_status EventQuery(openreg_event event) {
+openreg_status event_query(openreg_context context, openreg_event event) {
   constexpr const char* kFunction = "event_query";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Event> queried;
   SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &queried));
   return queried->IsComplete(queried->LatestVersion())
@@ -120,26 +121,27 @@ openreg_status EventQuery(openreg_event event) {
              : OPENREG_ERROR_NOT_READY;
 }
 
-openreg_status EventSynchronize(openreg_event event) {
+openreg_status event_synchronize(openreg_context context, openreg_event event) {
   constexpr const char* kFunction = "event_synchronize";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Event> awaited;
   SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
   if (!awaited->AwaitVersion(awaited->LatestVersion())) {
-    return Fail(OPENREG_ERROR_NOT_INITIALIZED,
-                absl::StrFormat("%s: the driver was shut down before the "
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: the context was stopped (the process is "
+                                "exiting, or it was destroyed) before the "
                                 "latest record of event %p completed",
                                 kFunction, event));
   }
   return OPENREG_SUCCESS;
 }
 
-openreg_status EventElapsedTime(openreg_event start, openreg_event end,
-                                float* milliseconds) {
+openreg_status event_elapsed_time(openreg_context context, openreg_event start,
+                                  openreg_event end, float* milliseconds) {
   constexpr const char* kFunction = "event_elapsed_time";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(
       RequireNonNull(milliseconds, kFunction, "milliseconds"));
   std::shared_ptr<Event> start_event;

@@ -3,9 +3,9 @@
 #include "absl/strings/str_format.h"
 #include "plugins/threaded_sim/api.h"
 #include "plugins/threaded_sim/driver_state.h"
+#include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/threaded_sim/event.h"
-#include "plugins/threaded_sim/global_state.h"
 #include "plugins/sim_support/handle_registry.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
@@ -15,11 +15,11 @@ namespace openreg::threaded_sim {
 
 using sim::RequireNonNull;
 
-openreg_status StreamCreate(int32_t device, int32_t priority,
-                            openreg_stream* stream) {
+openreg_status stream_create(openreg_context context, int32_t device,
+                             int32_t priority, openreg_stream* stream) {
   constexpr const char* kFunction = "stream_create";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   SIM_RETURN_IF_ERROR(RequireNonNull(stream, kFunction, "stream"));
   SIM_RETURN_IF_ERROR(state->CheckStreamPriority(device, priority, kFunction));
@@ -30,10 +30,10 @@ openreg_status StreamCreate(int32_t device, int32_t priority,
   return OPENREG_SUCCESS;
 }
 
-openreg_status StreamDestroy(openreg_stream stream) {
+openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
   constexpr const char* kFunction = "stream_destroy";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   const std::shared_ptr<Stream> removed =
       state->streams().Remove(stream).value_or(nullptr);
   if (removed == nullptr) return sim::NotLiveStream(stream, kFunction);
@@ -42,29 +42,31 @@ openreg_status StreamDestroy(openreg_stream stream) {
   return OPENREG_SUCCESS;
 }
 
-openreg_status StreamQuery(openreg_stream stream) {
+openreg_status stream_query(openreg_context context, openreg_stream stream) {
   constexpr const char* kFunction = "stream_query";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   return target->Query(kFunction);
 }
 
-openreg_status StreamSynchronize(openreg_stream stream) {
+openreg_status stream_synchronize(openreg_context context,
+                                  openreg_stream stream) {
   constexpr const char* kFunction = "stream_synchronize";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   return target->Synchronize(kFunction);
 }
 
 // See Note [Event versions]: the wait is for the record that is latest now.
-openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
+openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
+                                 openreg_event event) {
   constexpr const char* kFunction = "stream_wait_event";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   std::shared_ptr<Event> awaited;
@@ -76,10 +78,11 @@ openreg_status StreamWaitEvent(openreg_stream stream, openreg_event event) {
                          kFunction, nullptr);
 }
 
-openreg_status StreamGetPriority(openreg_stream stream, int32_t* priority) {
+openreg_status stream_get_priority(openreg_context context,
+                                   openreg_stream stream, int32_t* priority) {
   constexpr const char* kFunction = "stream_get_priority";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   SIM_RETURN_IF_ERROR(RequireNonNull(priority, kFunction, "priority"));
@@ -87,11 +90,11 @@ openreg_status StreamGetPriority(openreg_stream stream, int32_t* priority) {
   return OPENREG_SUCCESS;
 }
 
-openreg_status LaunchHostFunc(openreg_stream stream, openreg_host_fn fn,
-                              void* user_data) {
+openreg_status launch_host_func(openreg_context context, openreg_stream stream,
+                                openreg_host_fn fn, void* user_data) {
   constexpr const char* kFunction = "launch_host_func";
-  std::shared_ptr<DriverState> state = AcquireState(kFunction);
-  if (state == nullptr) return OPENREG_ERROR_NOT_INITIALIZED;
+  std::shared_ptr<DriverState> state;
+  SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   SIM_RETURN_IF_ERROR(sim::RequireHostFunction(fn, kFunction));

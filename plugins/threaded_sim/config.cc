@@ -5,8 +5,8 @@
 namespace openreg::threaded_sim {
 
 openreg_status ParseConfig(const openreg_driver_config* config,
-                           DriverConfig* out) {
-  *out = DriverConfig{};
+                           ThreadedSimConfig* out) {
+  *out = ThreadedSimConfig{};
   SIM_RETURN_IF_ERROR(sim::ParseConfig(config, &out->shared));
   return ParseOptions(out->shared.options, &out->options);
 }

@@ -1,6 +1,7 @@
-// Validation of the openreg_driver_config passed to init: the shared fields
-// (plugins/sim_support/config.h) and threaded_sim's options (options.h).
-// Thread-safety: a pure function, called by init only.
+// Validation of the openreg_driver_config passed to context_create: the
+// shared fields (plugins/sim_support/config.h) and threaded_sim's options
+// (options.h).
+// Thread-safety: a pure function.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_CONFIG_H_
 #define OPENREG_PLUGINS_THREADED_SIM_CONFIG_H_
 
@@ -10,14 +11,14 @@
 
 namespace openreg::threaded_sim {
 
-struct DriverConfig {
+struct ThreadedSimConfig {
   sim::SimConfig shared;
   DriverOptions options = DefaultOptions();
 };
 
 // sim::ParseConfig, and INVALID_ARGUMENT for a bad option.
 openreg_status ParseConfig(const openreg_driver_config* config,
-                           DriverConfig* out);
+                           ThreadedSimConfig* out);
 
 }  // namespace openreg::threaded_sim
 

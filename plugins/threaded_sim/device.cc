@@ -83,9 +83,10 @@ openreg_status Device::Synchronize(const char* function) {
   }
   for (size_t i = 0; i < streams.size(); ++i) {
     if (!streams[i]->AwaitFinished(targets[i])) {
-      return Fail(OPENREG_ERROR_NOT_INITIALIZED,
-                  absl::StrFormat("%s: device %d was shut down before its "
-                                  "work finished",
+      return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                  absl::StrFormat("%s: device %d was stopped (the process is "
+                                  "exiting, or its context was destroyed) "
+                                  "before its work finished",
                                   function, index_));
     }
   }

@@ -4,9 +4,9 @@
 
 namespace openreg::threaded_sim {
 
-DriverState::DriverState(const DriverConfig& config)
-    : SimState(config.shared.device_count, config.shared.device_memory_bytes,
-               kStreamPriorities) {
+DriverState::DriverState(const ThreadedSimConfig& config)
+    : SimState(kDriverName, config.shared.device_count,
+               config.shared.device_memory_bytes, kStreamPriorities) {
   devices_.reserve(config.shared.device_count);
   for (int32_t device = 0; device < config.shared.device_count; ++device) {
     devices_.push_back(std::make_unique<Device>(device, config.options));
@@ -29,9 +29,9 @@ openreg_status DriverState::FindEvent(openreg_event handle,
   return OPENREG_SUCCESS;
 }
 
-bool DriverState::Stop(absl::Duration timeout) {
+void DriverState::Stop() {
   // Every stream stops taking items before any wait is cancelled, so no
-  // worker gets past a cancelled wait into work that shutdown drops.
+  // worker gets past a cancelled wait into work that Stop drops.
   std::vector<std::shared_ptr<Event>> orphaned_events;
   for (const std::unique_ptr<Device>& device : devices_) {
     for (std::shared_ptr<Event>& event : device->Stop()) {
@@ -39,7 +39,9 @@ bool DriverState::Stop(absl::Duration timeout) {
     }
   }
   for (const std::shared_ptr<Event>& event : orphaned_events) event->Cancel();
-  const absl::Time deadline = absl::Now() + timeout;
+}
+
+bool DriverState::Join(absl::Time deadline) {
   bool all_joined = true;
   for (const std::unique_ptr<Device>& device : devices_) {
     all_joined = device->Join(deadline) && all_joined;

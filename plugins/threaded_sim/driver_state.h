@@ -1,11 +1,15 @@
-// Everything an initialized threaded_sim driver owns.
+// Everything one threaded_sim context owns: what context_create makes and
+// every other function gets, through the context registry
+// (plugins/sim_support/context_registry.h). Contexts share nothing: each has
+// its own devices, execution slots, streams and worker threads.
 //
 // Ownership: DriverState owns the devices (slots, streams), the handle
 // registries and, through sim::SimState, device and pinned host memory. The
-// process-wide slot in global_state.h holds it between init and shutdown; every API call takes its
-// own reference for the duration of the call.
+// registry holds it while the context lives; every API call takes its own
+// reference for the duration of the call.
 // Thread-safety: members are set at construction and never reassigned; each
-// component has its own mutex. Stop() is for shutdown and process exit only.
+// component has its own mutex. Stop() and Join() are for context_destroy and
+// process exit only.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_DRIVER_STATE_H_
 #define OPENREG_PLUGINS_THREADED_SIM_DRIVER_STATE_H_
 
@@ -24,8 +28,13 @@
 
 namespace openreg::threaded_sim {
 
-// How long shutdown (and process exit) waits for a worker to finish the item
-// it is running before leaving it running and keeping the state alive.
+// The table's driver_name, the prefix of every error message and part of
+// every device's name.
+inline constexpr char kDriverName[] = "threaded_sim";
+
+// How long context_destroy (and process exit) waits for a worker to finish
+// the item it is running before leaving it running and keeping the state
+// alive.
 inline constexpr absl::Duration kWorkerJoinTimeout = absl::Seconds(5);
 
 // Priorities decide the order in which streams get execution slots.
@@ -34,7 +43,7 @@ inline constexpr sim::StreamPriorityRange kStreamPriorities = {
 
 class DriverState final : public sim::SimState {
  public:
-  explicit DriverState(const DriverConfig& config);
+  explicit DriverState(const ThreadedSimConfig& config);
 
   int32_t concurrent_streams(int32_t device) const override {
     return devices_[device]->execution_slots();
@@ -55,11 +64,14 @@ class DriverState final : public sim::SimState {
   openreg_status FindEvent(openreg_event handle, const char* function,
                            std::shared_ptr<Event>* event) const;
 
-  // Shutdown and process exit: drops all queued work and joins the workers,
-  // waiting at most `timeout` for running items. Returns false when some
-  // worker is still running an item; the state must then never be destroyed,
-  // since that item may still use device memory.
-  bool Stop(absl::Duration timeout);
+  // context_destroy and process exit: drops all queued work and wakes every
+  // waiting worker; later work is refused. Items that are running finish.
+  void Stop();
+  // After Stop(): joins the workers, waiting until `deadline` for running
+  // items. Returns false when some worker is still running an item; the
+  // state must then never be destroyed, since that item may still use device
+  // memory.
+  bool Join(absl::Time deadline);
 
  private:
   std::vector<std::unique_ptr<Device>> devices_;

@@ -58,8 +58,8 @@ class Event {
 
   // Blocks until `version` completes (true) or Cancel() is called (false).
   bool AwaitVersion(uint64_t version);
-  // Wakes every AwaitVersion() for good. For shutdown: the markers they wait
-  // for are dropped and will never run.
+  // Wakes every AwaitVersion() for good. For a stopped context: the markers
+  // they wait for are dropped and will never run.
   void Cancel();
 
   // What event_elapsed_time needs to know about the latest record.

@@ -24,7 +24,7 @@
 // count, the waiting requests and every SlotRequest's state. Request() is
 // called by API calls (under their stream's mutex: lock order is stream, then
 // slots); AwaitGrant() and Release() by worker threads; Cancel() by
-// shutdown. AwaitGrant() blocks.
+// a stop (context_destroy, process exit). AwaitGrant() blocks.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_EXECUTION_SLOTS_H_
 #define OPENREG_PLUGINS_THREADED_SIM_EXECUTION_SLOTS_H_
 
@@ -66,8 +66,8 @@ class ExecutionSlots {
   // gets it.
   void Release();
 
-  // Grants nothing more and wakes every waiter. For shutdown, whose streams
-  // drop their remaining work.
+  // Grants nothing more and wakes every waiter. For a stopped context, whose
+  // streams drop their remaining work.
   void Cancel();
 
  private:

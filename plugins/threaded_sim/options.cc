@@ -103,9 +103,10 @@ openreg_status ParseOptions(const char* options, DriverOptions* out) {
     const size_t equals = item.find('=');
     if (equals == absl::string_view::npos) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  absl::StrFormat("init: option \"%s\" in options \"%s\" has "
-                                  "no value; options are comma-separated "
-                                  "key=value pairs; valid keys: %s",
+                  absl::StrFormat("context_create: option \"%s\" in options "
+                                  "\"%s\" has no value; options are "
+                                  "comma-separated key=value pairs; valid "
+                                  "keys: %s",
                                   item, options, ValidKeys()));
     }
     const absl::string_view name =
@@ -115,21 +116,22 @@ openreg_status ParseOptions(const char* options, DriverOptions* out) {
     const OptionKey* key = FindKey(name);
     if (key == nullptr) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  absl::StrFormat("init: unknown option key \"%s\" in options "
-                                  "\"%s\"; valid keys: %s",
+                  absl::StrFormat("context_create: unknown option key \"%s\" "
+                                  "in options \"%s\"; valid keys: %s",
                                   name, options, ValidKeys()));
     }
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  absl::StrFormat("init: option key \"%s\" appears more than "
-                                  "once in options \"%s\"; give each key once",
+                  absl::StrFormat("context_create: option key \"%s\" appears "
+                                  "more than once in options \"%s\"; give "
+                                  "each key once",
                                   name, options));
     }
     seen.push_back(name);
     if (!key->parse(value, out)) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                  absl::StrFormat("init: option %s=\"%s\" is not valid; "
-                                  "%s expects %s",
+                  absl::StrFormat("context_create: option %s=\"%s\" is not "
+                                  "valid; %s expects %s",
                                   name, value, name, key->expected));
     }
   }

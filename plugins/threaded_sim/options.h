@@ -1,9 +1,9 @@
-// The driver-specific options: the `options` string of the init config,
-// "key=value" pairs separated by commas (the core fills it from
-// OPENREG_DRIVER_OPTIONS). README.md documents every key; the table in
+// The driver-specific options: the `options` string of the config passed to
+// context_create, "key=value" pairs separated by commas (the core fills it
+// from OPENREG_DRIVER_OPTIONS). README.md documents every key; the table in
 // options.cc is the one list of them, so error messages and parsing cannot
-// disagree.
-// Thread-safety: pure functions over constant tables; called by init only.
+// disagree. Each context has its own options.
+// Thread-safety: pure functions over constant tables.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_OPTIONS_H_
 #define OPENREG_PLUGINS_THREADED_SIM_OPTIONS_H_
 

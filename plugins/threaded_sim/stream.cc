@@ -58,9 +58,10 @@ openreg_status Stream::Enqueue(WorkItem item, const char* function,
                                uint64_t* ticket) {
   absl::MutexLock lock(&mu_);
   if (stopping_) {
-    return Fail(OPENREG_ERROR_NOT_INITIALIZED,
-                absl::StrFormat("%s: %s is shut down (shutdown was called or "
-                                "the process is exiting); no work is accepted",
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: %s is stopped (the process is exiting, "
+                                "or its context was destroyed); no work is "
+                                "accepted",
                                 function, Describe()));
   }
   if (destroy_requested_) {
@@ -134,9 +135,10 @@ openreg_status Stream::Synchronize(const char* function) {
   }
   const uint64_t target = enqueued();
   if (!AwaitFinished(target)) {
-    return Fail(OPENREG_ERROR_NOT_INITIALIZED,
-                absl::StrFormat("%s: %s was shut down before its work "
-                                "finished",
+    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                absl::StrFormat("%s: %s was stopped (the process is exiting, "
+                                "or its context was destroyed) before its "
+                                "work finished",
                                 function, Describe()));
   }
   std::optional<AsyncFailure> failure = TakeFailure();
@@ -184,7 +186,7 @@ bool Stream::Join(absl::Time deadline) {
     absl::MutexLock lock(&mu_);
     if (!worker_.joinable()) return true;
     if (worker_.get_id() == std::this_thread::get_id()) {
-      // exit() or shutdown called from a host function on this stream.
+      // exit() or context_destroy called from a host function on this stream.
       worker_.detach();
       return false;
     }
@@ -225,7 +227,7 @@ void Stream::WorkerLoop() {
         mu_.Lock();
       }
       mu_.Await(absl::Condition(this, &Stream::HasWorkOrMustExit));
-      // Exit on shutdown, or once a destroyed stream has drained.
+      // Exit once stopped, or once a destroyed stream has drained.
       if (stopping_ || queue_.empty()) break;
       item = std::move(queue_.front());
       queue_.pop_front();
@@ -273,7 +275,7 @@ std::optional<openreg_status> Stream::Execute(WorkItem& item,
       item.event->CompleteRecord(item.version);
       return OPENREG_SUCCESS;
     case WorkItem::Kind::kEventWait:
-      // False only when shutdown cancelled the event.
+      // False only when a stop cancelled the event.
       if (!item.event->AwaitVersion(item.version)) return std::nullopt;
       return OPENREG_SUCCESS;
   }

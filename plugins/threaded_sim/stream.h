@@ -15,9 +15,9 @@
 // it. The stream keeps going: items queued after the failing one still run,
 // and further failures before the report are counted in the same message.
 //
-// Shutdown: Stop() drops the queued items without running them; the item
-// that is running finishes. Join() then waits, up to a deadline, for the
-// worker to exit.
+// Stopping (context_destroy, process exit): Stop() drops the queued items
+// without running them; the item that is running finishes. Join() then
+// waits, up to a deadline, for the worker to exit.
 //
 // Ownership: shared by the stream registry (while the handle is live), the
 // device's stream list (until the stream is destroyed and drained), and API
@@ -115,10 +115,10 @@ class Stream {
   // so that Join() returns at once.
   bool Retired() const;
 
-  // Shutdown: drops queued items without running them and makes every wait
-  // of this stream return. Returns the events whose dropped markers will now
-  // never run: the caller cancels them once every stream is stopped (so that
-  // no worker proceeds past a cancelled wait into work that shutdown drops).
+  // Stop (context_destroy, process exit): drops queued items without running
+  // them and makes every wait of this stream return. Returns the events whose
+  // dropped markers will now never run: the caller cancels them once every stream is stopped (so that
+  // no worker proceeds past a cancelled wait into work that the stop drops).
   std::vector<std::shared_ptr<Event>> Stop();
   // Waits until `deadline` for the worker to exit and joins it. Returns false
   // when the worker is still running an item (or is the calling thread); it

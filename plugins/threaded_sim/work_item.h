@@ -2,8 +2,8 @@
 //
 // Ownership: a WorkItem owns what its work needs after the enqueueing call
 // returned (a staged copy of pageable source bytes, a reference to its
-// event); it is destroyed on the worker thread after it ran, or by shutdown
-// if it never ran.
+// event); it is destroyed on the worker thread after it ran, or when its
+// context stops, if it never ran.
 // Thread-safety: an item is built by an API call, moved into its stream's
 // queue under the stream's mutex, and moved out and run by that stream's
 // worker thread; no two threads use it at once.

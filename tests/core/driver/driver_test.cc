@@ -1,14 +1,14 @@
-// Tests the C++ Driver wrapper on the real cpu_sim driver, and the mapping of
-// driver status codes to absl::Status in driver_status.h.
-//
-// cpu_sim keeps process-wide state, so each test that uses it loads (and
-// initializes) the driver and the Driver's destructor shuts it down again.
+// The C++ Driver wrapper: on the minimal driver, 2.0 and 1.0, contexts of one
+// library coexist, owning handles destroy themselves, copies take a CopyKind;
+// on cpu_sim, every call and its errors as the core sees them; contexts of
+// both shipped drivers come and go; and driver status conversion.
 #include "core/driver/driver.h"
 
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,17 +18,12 @@
 #include "driver_abi/openreg_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/core/driver/test_paths.h"
 
 namespace openreg {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Relative to the runfiles root, the working directory of a Bazel test.
-constexpr char kCpuSimPath[] = "plugins/cpu_sim/libopenreg_cpu_sim.so";
-
-constexpr int32_t kDeviceCount = 3;
-constexpr uint64_t kDeviceMemory = uint64_t{1} << 20;  // 1 MiB
 
 void ExpectError(const absl::Status& status, absl::StatusCode code,
                  std::initializer_list<std::string> fragments) {
@@ -38,54 +33,192 @@ void ExpectError(const absl::Status& status, absl::StatusCode code,
   }
 }
 
-DriverConfig TestConfig() {
+std::unique_ptr<Driver> LoadOrDie(const std::string& path,
+                                  DriverConfig config = {}) {
+  absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
+  EXPECT_TRUE(driver.ok()) << driver.status();
+  return driver.ok() ? *std::move(driver) : nullptr;
+}
+
+// The parameter: whether the validation layer is on.
+class DriverTest : public ::testing::TestWithParam<bool> {
+ protected:
+  DriverConfig Config() const {
+    DriverConfig config;
+    config.device_count = 2;
+    config.device_memory_bytes = uint64_t{1} << 20;
+    config.validation = GetParam();
+    return config;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutValidation, DriverTest,
+                         ::testing::Bool());
+
+TEST_P(DriverTest, TwoContextsOfOneLibraryCoexist) {
+  std::unique_ptr<Driver> first = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(first, nullptr);
+  DriverConfig config = Config();
+  config.device_count = 3;
+  absl::StatusOr<std::unique_ptr<Driver>> second =
+      Driver::Create(first->library(), config);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*first->DeviceCount(), 2);
+  EXPECT_EQ(*(*second)->DeviceCount(), 3);
+  absl::StatusOr<void*> ptr = first->DeviceMalloc(0, 4096);
+  ASSERT_TRUE(ptr.ok()) << ptr.status();
+  // Memory belongs to the context that made it.
+  EXPECT_EQ(first->GetPointerAttributes(*ptr)->memory_type,
+            OPENREG_MEMORY_TYPE_DEVICE);
+  EXPECT_EQ((*second)->GetPointerAttributes(*ptr)->memory_type,
+            OPENREG_MEMORY_TYPE_UNREGISTERED);
+  EXPECT_EQ((*second)->MemGetInfo(0)->free_bytes, uint64_t{1} << 20);
+  second->reset();
+  // The first context lives on after the second is gone.
+  EXPECT_TRUE(first->DeviceFree(0, *ptr).ok());
+}
+
+TEST_P(DriverTest, OwningHandlesDestroyOnScopeExit) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(driver, nullptr);
+  openreg_stream raw_stream = nullptr;
+  openreg_event raw_event = nullptr;
+  {
+    absl::StatusOr<DriverStream> stream = driver->CreateStream(1, 0);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    EXPECT_TRUE(*stream);
+    EXPECT_EQ(stream->device(), 1);
+    absl::StatusOr<DriverEvent> event = driver->CreateEvent(1);
+    ASSERT_TRUE(event.ok()) << event.status();
+    raw_stream = stream->get();
+    raw_event = event->get();
+    DriverStream moved = *std::move(stream);
+    EXPECT_FALSE(*stream);
+    EXPECT_EQ(moved.get(), raw_stream);
+    EXPECT_TRUE(driver->EventRecord(raw_event, raw_stream).ok());
+    EXPECT_TRUE(driver->StreamSynchronize(raw_stream).ok());
+  }
+  ExpectError(driver->StreamQuery(raw_stream).status(),
+              absl::StatusCode::kInvalidArgument, {"stream_query"});
+  ExpectError(driver->EventQuery(raw_event).status(),
+              absl::StatusCode::kInvalidArgument, {"event_query"});
+}
+
+TEST_P(DriverTest, ReleasedEventsCanBeAdoptedAgain) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<DriverEvent> event =
+      driver->CreateEvent(0, EventFlags::kEnableTiming);
+  ASSERT_TRUE(event.ok()) << event.status();
+  openreg_event raw = event->release();
+  EXPECT_FALSE(*event);
+  EXPECT_TRUE(driver->EventQuery(raw).ok());  // not destroyed by release
+  {
+    DriverEvent adopted = driver->AdoptEvent(raw, 0);
+    EXPECT_EQ(adopted.get(), raw);
+  }
+  EXPECT_FALSE(driver->EventQuery(raw).ok());
+}
+
+TEST_P(DriverTest, CopiesTakeACopyKind) {
+  for (const char* path : {kMinimalPath, kMinimalV1Path}) {
+    SCOPED_TRACE(path);
+    std::unique_ptr<Driver> driver = LoadOrDie(path, Config());
+    ASSERT_NE(driver, nullptr);
+    absl::StatusOr<DriverStream> stream = driver->CreateStream(0, 0);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    void* device = *driver->DeviceMalloc(0, 16);
+    const char in[16] = "openreg";
+    char out[16] = {};
+    EXPECT_TRUE(driver->MemcpyAsync(device, in, sizeof(in),
+                                    CopyKind::kHostToDevice, stream->get())
+                    .ok());
+    EXPECT_TRUE(driver->MemcpyAsync(out, device, sizeof(out),
+                                    CopyKind::kDeviceToHost, stream->get())
+                    .ok());
+    EXPECT_STREQ(out, "openreg");
+    ExpectError(driver->MemcpyAsync(out, device, sizeof(out),
+                                    static_cast<CopyKind>(7), stream->get()),
+                absl::StatusCode::kInvalidArgument, {"memcpy_async"});
+    EXPECT_TRUE(driver->DeviceFree(0, device).ok());
+  }
+}
+
+TEST_P(DriverTest, StreamGetPriority) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalPath, Config());
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<DriverStream> stream = driver->CreateStream(0, 0);
+  ASSERT_TRUE(stream.ok());
+  EXPECT_EQ(*driver->StreamGetPriority(stream->get()), 0);
+}
+
+// (Its missing stream_get_priority: optional_function_test.cc.)
+TEST_P(DriverTest, A1_0DriverWorksWithOneContextAtATime) {
+  std::unique_ptr<Driver> driver = LoadOrDie(kMinimalV1Path, Config());
+  ASSERT_NE(driver, nullptr);
+  EXPECT_EQ(driver->name(), "minimal_v1");
+  EXPECT_EQ(driver->abi_version_major(), 1u);
+  EXPECT_EQ(driver->abi_version_minor(), 0u);
+  absl::StatusOr<DriverStream> stream = driver->CreateStream(0, 0);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  ExpectError(Driver::Create(driver->library(), Config()).status(),
+              absl::StatusCode::kUnimplemented,
+              {"context_create", "one process-wide instance"});
+  EXPECT_TRUE(driver->StreamSynchronize(stream->get()).ok());
+}
+
+// --- On a shipped driver ------------------------------------------------------
+
+constexpr int32_t kSimDeviceCount = 3;
+constexpr uint64_t kSimDeviceMemory = uint64_t{1} << 20;  // 1 MiB
+
+DriverConfig SimConfig() {
   DriverConfig config;
-  config.device_count = kDeviceCount;
-  config.device_memory_bytes = kDeviceMemory;
+  config.device_count = kSimDeviceCount;
+  config.device_memory_bytes = kSimDeviceMemory;
   return config;
 }
 
-class DriverTest : public ::testing::Test {
+class CpuSimDriverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<Driver>> driver =
-        Driver::Load(kCpuSimPath, TestConfig());
-    ASSERT_TRUE(driver.ok()) << driver.status();
-    driver_ = *std::move(driver);
+    driver_ = LoadOrDie(ShippedDriverPath("cpu_sim"), SimConfig());
+    ASSERT_NE(driver_, nullptr);
   }
 
   std::unique_ptr<Driver> driver_;
 };
 
-TEST_F(DriverTest, Identity) {
+TEST_F(CpuSimDriverTest, Identity) {
   EXPECT_EQ(driver_->name(), "cpu_sim");
   EXPECT_FALSE(driver_->version().empty());
-  EXPECT_EQ(driver_->path(), kCpuSimPath);
+  EXPECT_EQ(driver_->path(), ShippedDriverPath("cpu_sim"));
   EXPECT_EQ(driver_->abi_version_major(),
             uint32_t{OPENREG_DRIVER_ABI_VERSION_MAJOR});
+  EXPECT_EQ(driver_->validation(), nullptr);
 }
 
-TEST_F(DriverTest, DeviceCountComesFromTheConfig) {
+TEST_F(CpuSimDriverTest, DeviceCountComesFromTheConfig) {
   absl::StatusOr<int32_t> count = driver_->DeviceCount();
   ASSERT_TRUE(count.ok()) << count.status();
-  EXPECT_EQ(*count, kDeviceCount);
+  EXPECT_EQ(*count, kSimDeviceCount);
 }
 
-TEST_F(DriverTest, DevicePropertiesOfEveryDevice) {
-  for (int32_t device = 0; device < kDeviceCount; ++device) {
+TEST_F(CpuSimDriverTest, DevicePropertiesOfEveryDevice) {
+  for (int32_t device = 0; device < kSimDeviceCount; ++device) {
     SCOPED_TRACE(device);
     absl::StatusOr<DeviceProperties> props =
         driver_->GetDeviceProperties(device);
     ASSERT_TRUE(props.ok()) << props.status();
     EXPECT_EQ(props->name, "openreg cpu_sim device");
-    EXPECT_EQ(props->total_memory_bytes, kDeviceMemory);
+    EXPECT_EQ(props->total_memory_bytes, kSimDeviceMemory);
     EXPECT_LE(props->greatest_stream_priority, props->least_stream_priority);
     EXPECT_GE(props->concurrent_streams, 1);
   }
 }
 
-TEST_F(DriverTest, DevicePropertiesOfMissingDeviceIsOutOfRange) {
-  for (int32_t device : {-1, kDeviceCount}) {
+TEST_F(CpuSimDriverTest, DevicePropertiesOfMissingDeviceIsOutOfRange) {
+  for (int32_t device : {-1, kSimDeviceCount}) {
     SCOPED_TRACE(device);
     ExpectError(driver_->GetDeviceProperties(device).status(),
                 absl::StatusCode::kOutOfRange,
@@ -94,8 +227,8 @@ TEST_F(DriverTest, DevicePropertiesOfMissingDeviceIsOutOfRange) {
   }
 }
 
-TEST_F(DriverTest, DeviceMallocPastCapacityIsResourceExhausted) {
-  ExpectError(driver_->DeviceMalloc(0, kDeviceMemory + 1).status(),
+TEST_F(CpuSimDriverTest, DeviceMallocPastCapacityIsResourceExhausted) {
+  ExpectError(driver_->DeviceMalloc(0, kSimDeviceMemory + 1).status(),
               absl::StatusCode::kResourceExhausted,
               {"openreg driver 'cpu_sim'", "device_malloc failed",
                "OUT_OF_MEMORY",
@@ -103,14 +236,14 @@ TEST_F(DriverTest, DeviceMallocPastCapacityIsResourceExhausted) {
                "cpu_sim: device 0 out of memory"});
 }
 
-TEST_F(DriverTest, DeviceMemoryIsPerDeviceAndFreedMemoryIsReusable) {
-  absl::StatusOr<void*> whole = driver_->DeviceMalloc(1, kDeviceMemory);
+TEST_F(CpuSimDriverTest, DeviceMemoryIsPerDeviceAndFreedMemoryIsReusable) {
+  absl::StatusOr<void*> whole = driver_->DeviceMalloc(1, kSimDeviceMemory);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_NE(*whole, nullptr);
 
   absl::StatusOr<MemoryInfo> info = driver_->MemGetInfo(1);
   ASSERT_TRUE(info.ok()) << info.status();
-  EXPECT_EQ(info->total_bytes, kDeviceMemory);
+  EXPECT_EQ(info->total_bytes, kSimDeviceMemory);
   EXPECT_EQ(info->free_bytes, 0u);
 
   // Device 1 is full; one more byte fails, device 2 is unaffected.
@@ -126,86 +259,76 @@ TEST_F(DriverTest, DeviceMemoryIsPerDeviceAndFreedMemoryIsReusable) {
   EXPECT_EQ(attributes->memory_type, OPENREG_MEMORY_TYPE_DEVICE);
   EXPECT_EQ(attributes->device, 1);
   EXPECT_EQ(attributes->base, *whole);
-  EXPECT_EQ(attributes->size, kDeviceMemory);
+  EXPECT_EQ(attributes->size, kSimDeviceMemory);
 
   EXPECT_TRUE(driver_->DeviceFree(1, *whole).ok());
   EXPECT_TRUE(driver_->DeviceFree(2, *other).ok());
-  absl::StatusOr<void*> again = driver_->DeviceMalloc(1, kDeviceMemory);
+  absl::StatusOr<void*> again = driver_->DeviceMalloc(1, kSimDeviceMemory);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(driver_->DeviceFree(1, *again).ok());
 }
 
-TEST_F(DriverTest, StreamAndEventQueriesReportCompletion) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+TEST_F(CpuSimDriverTest, StreamAndEventQueriesReportCompletion) {
+  absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok()) << stream.status();
-  absl::StatusOr<openreg_event> event =
-      driver_->EventCreate(0, OPENREG_EVENT_DEFAULT);
+  absl::StatusOr<DriverEvent> event = driver_->CreateEvent(0);
   ASSERT_TRUE(event.ok()) << event.status();
 
   // Unrecorded event: complete.
-  absl::StatusOr<bool> event_done = driver_->EventQuery(*event);
+  absl::StatusOr<bool> event_done = driver_->EventQuery(event->get());
   ASSERT_TRUE(event_done.ok()) << event_done.status();
   EXPECT_TRUE(*event_done);
 
-  ASSERT_TRUE(driver_->EventRecord(*event, *stream).ok());
-  absl::StatusOr<bool> stream_done = driver_->StreamQuery(*stream);
+  ASSERT_TRUE(driver_->EventRecord(event->get(), stream->get()).ok());
+  ASSERT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
+  absl::StatusOr<bool> stream_done = driver_->StreamQuery(stream->get());
   ASSERT_TRUE(stream_done.ok()) << stream_done.status();
   EXPECT_TRUE(*stream_done);
-  event_done = driver_->EventQuery(*event);
+  event_done = driver_->EventQuery(event->get());
   ASSERT_TRUE(event_done.ok()) << event_done.status();
   EXPECT_TRUE(*event_done);
 
-  EXPECT_TRUE(driver_->StreamWaitEvent(*stream, *event).ok());
-  EXPECT_TRUE(driver_->EventSynchronize(*event).ok());
-  EXPECT_TRUE(driver_->StreamSynchronize(*stream).ok());
+  EXPECT_TRUE(driver_->StreamWaitEvent(stream->get(), event->get()).ok());
+  EXPECT_TRUE(driver_->EventSynchronize(event->get()).ok());
+  EXPECT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
   EXPECT_TRUE(driver_->DeviceSynchronize(0).ok());
-
-  EXPECT_TRUE(driver_->EventDestroy(*event).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
 }
 
-TEST_F(DriverTest, ElapsedTimeOfNonTimingEventsIsAnError) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+TEST_F(CpuSimDriverTest, ElapsedTimeOfNonTimingEventsIsAnError) {
+  absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok()) << stream.status();
-  absl::StatusOr<openreg_event> start =
-      driver_->EventCreate(0, OPENREG_EVENT_DEFAULT);
-  absl::StatusOr<openreg_event> end =
-      driver_->EventCreate(0, OPENREG_EVENT_DEFAULT);
+  absl::StatusOr<DriverEvent> start = driver_->CreateEvent(0);
+  absl::StatusOr<DriverEvent> end = driver_->CreateEvent(0);
   ASSERT_TRUE(start.ok()) << start.status();
   ASSERT_TRUE(end.ok()) << end.status();
-  ASSERT_TRUE(driver_->EventRecord(*start, *stream).ok());
-  ASSERT_TRUE(driver_->EventRecord(*end, *stream).ok());
+  ASSERT_TRUE(driver_->EventRecord(start->get(), stream->get()).ok());
+  ASSERT_TRUE(driver_->EventRecord(end->get(), stream->get()).ok());
+  ASSERT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
 
-  ExpectError(driver_->EventElapsedMilliseconds(*start, *end).status(),
-              absl::StatusCode::kInvalidArgument,
-              {"openreg driver 'cpu_sim'", "event_elapsed_time failed",
-               "INVALID_ARGUMENT"});
-
-  EXPECT_TRUE(driver_->EventDestroy(*start).ok());
-  EXPECT_TRUE(driver_->EventDestroy(*end).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
+  ExpectError(
+      driver_->EventElapsedMilliseconds(start->get(), end->get()).status(),
+      absl::StatusCode::kInvalidArgument,
+      {"openreg driver 'cpu_sim'", "event_elapsed_time failed",
+       "INVALID_ARGUMENT"});
 }
 
-TEST_F(DriverTest, ElapsedTimeOfTimingEvents) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+TEST_F(CpuSimDriverTest, ElapsedTimeOfTimingEvents) {
+  absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok()) << stream.status();
-  absl::StatusOr<openreg_event> start =
-      driver_->EventCreate(0, OPENREG_EVENT_ENABLE_TIMING);
-  absl::StatusOr<openreg_event> end =
-      driver_->EventCreate(0, OPENREG_EVENT_ENABLE_TIMING);
+  absl::StatusOr<DriverEvent> start =
+      driver_->CreateEvent(0, EventFlags::kEnableTiming);
+  absl::StatusOr<DriverEvent> end =
+      driver_->CreateEvent(0, EventFlags::kEnableTiming);
   ASSERT_TRUE(start.ok()) << start.status();
   ASSERT_TRUE(end.ok()) << end.status();
-  ASSERT_TRUE(driver_->EventRecord(*start, *stream).ok());
-  ASSERT_TRUE(driver_->EventRecord(*end, *stream).ok());
+  ASSERT_TRUE(driver_->EventRecord(start->get(), stream->get()).ok());
+  ASSERT_TRUE(driver_->EventRecord(end->get(), stream->get()).ok());
+  ASSERT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
 
   absl::StatusOr<float> elapsed =
-      driver_->EventElapsedMilliseconds(*start, *end);
+      driver_->EventElapsedMilliseconds(start->get(), end->get());
   ASSERT_TRUE(elapsed.ok()) << elapsed.status();
   EXPECT_GE(*elapsed, 0.0f);
-
-  EXPECT_TRUE(driver_->EventDestroy(*start).ok());
-  EXPECT_TRUE(driver_->EventDestroy(*end).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
 }
 
 openreg_status CountCall(void* user_data) {
@@ -218,34 +341,32 @@ openreg_status FailWithInternal(void* user_data) {
   return OPENREG_ERROR_INTERNAL;
 }
 
-TEST_F(DriverTest, LaunchHostFuncRunsTheFunction) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+TEST_F(CpuSimDriverTest, LaunchHostFuncRunsTheFunction) {
+  absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok()) << stream.status();
   int calls = 0;
-  ASSERT_TRUE(driver_->LaunchHostFunc(*stream, CountCall, &calls).ok());
-  ASSERT_TRUE(driver_->StreamSynchronize(*stream).ok());
+  ASSERT_TRUE(driver_->LaunchHostFunc(stream->get(), CountCall, &calls).ok());
+  ASSERT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
   EXPECT_EQ(calls, 1);
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
 }
 
-TEST_F(DriverTest, FailingHostFunctionIsAborted) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+TEST_F(CpuSimDriverTest, FailingHostFunctionIsAborted) {
+  absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok()) << stream.status();
   int calls = 0;
   // The ABI allows the failure to surface from the launch or (sticky) from
   // the next synchronize of the stream; either way it is kAborted.
-  absl::Status status = driver_->LaunchHostFunc(*stream, FailWithInternal,
-                                                &calls);
-  if (status.ok()) status = driver_->StreamSynchronize(*stream);
+  absl::Status status =
+      driver_->LaunchHostFunc(stream->get(), FailWithInternal, &calls);
+  if (status.ok()) status = driver_->StreamSynchronize(stream->get());
   ExpectError(status, absl::StatusCode::kAborted,
               {"openreg driver 'cpu_sim'", "LAUNCH_FAILURE"});
   EXPECT_EQ(calls, 1);
   // The failure is reported once; the stream is usable again.
-  EXPECT_TRUE(driver_->StreamSynchronize(*stream).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
+  EXPECT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
 }
 
-TEST_F(DriverTest, HostMemoryRoundTrip) {
+TEST_F(CpuSimDriverTest, HostMemoryRoundTrip) {
   absl::StatusOr<void*> host = driver_->HostMalloc(256);
   ASSERT_TRUE(host.ok()) << host.status();
   absl::StatusOr<PointerAttributes> attributes =
@@ -255,84 +376,92 @@ TEST_F(DriverTest, HostMemoryRoundTrip) {
   EXPECT_TRUE(driver_->HostFree(*host).ok());
 }
 
-TEST_F(DriverTest, CopyThroughTheDevice) {
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+TEST_F(CpuSimDriverTest, CopyThroughTheDevice) {
+  absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok()) << stream.status();
   absl::StatusOr<void*> device = driver_->DeviceMalloc(0, 64);
   ASSERT_TRUE(device.ok()) << device.status();
   std::vector<uint8_t> in(64, 7);
   std::vector<uint8_t> out(64, 0);
-  ASSERT_TRUE(driver_->MemsetAsync(*device, 0, 64, *stream).ok());
+  ASSERT_TRUE(driver_->MemsetAsync(*device, 0, 64, stream->get()).ok());
   ASSERT_TRUE(driver_
                   ->MemcpyAsync(*device, in.data(), 32,
-                                OPENREG_MEMCPY_HOST_TO_DEVICE, *stream)
+                                CopyKind::kHostToDevice, stream->get())
                   .ok());
   ASSERT_TRUE(driver_
                   ->MemcpyAsync(out.data(), *device, 64,
-                                OPENREG_MEMCPY_DEVICE_TO_HOST, *stream)
+                                CopyKind::kDeviceToHost, stream->get())
                   .ok());
-  ASSERT_TRUE(driver_->StreamSynchronize(*stream).ok());
+  ASSERT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_EQ(out[i], i < 32 ? 7 : 0) << "byte " << i;
   }
   EXPECT_TRUE(driver_->DeviceFree(0, *device).ok());
-  EXPECT_TRUE(driver_->StreamDestroy(*stream).ok());
 }
 
-// --- Loading failures ----------------------------------------------------------
+// --- Loading and creating contexts ----------------------------------------------
 
-TEST(DriverLoadTest, InvalidConfigFailsInInit) {
-  DriverConfig config = TestConfig();
+TEST(DriverLoadTest, InvalidConfigFailsInContextCreate) {
+  DriverConfig config;
+  config.options = "bogus=1";
+  for (const char* path : {kMinimalPath, kMinimalV1Path}) {
+    ExpectError(Driver::Load(path, config).status(),
+                absl::StatusCode::kInvalidArgument,
+                {"context_create", "unknown option in 'bogus=1'"});
+  }
+  const std::string cpu_sim = ShippedDriverPath("cpu_sim");
+  config = SimConfig();
   config.device_count = -1;
-  ExpectError(Driver::Load(kCpuSimPath, config).status(),
+  ExpectError(Driver::Load(cpu_sim, config).status(),
               absl::StatusCode::kInvalidArgument,
-              {"openreg driver 'cpu_sim'", "init failed", "device_count -1"});
-
-  config = TestConfig();
+              {"openreg driver 'cpu_sim'", "context_create failed",
+               "device_count -1"});
+  config = SimConfig();
   config.options = "no_such_option=1";
-  ExpectError(Driver::Load(kCpuSimPath, config).status(),
+  ExpectError(Driver::Load(cpu_sim, config).status(),
               absl::StatusCode::kInvalidArgument,
-              {"init failed", "no_such_option"});
-
-  // A failed init leaves nothing behind: the driver loads again.
-  absl::StatusOr<std::unique_ptr<Driver>> driver =
-      Driver::Load(kCpuSimPath, TestConfig());
-  ASSERT_TRUE(driver.ok()) << driver.status();
+              {"context_create failed", "no_such_option"});
+  // A failed context_create leaves nothing behind: a context can be made.
+  EXPECT_NE(LoadOrDie(cpu_sim, SimConfig()), nullptr);
 }
 
 TEST(DriverLoadTest, DefaultConfigUsesTheDriverDefaults) {
-  absl::StatusOr<std::unique_ptr<Driver>> driver =
-      Driver::Load(kCpuSimPath, DriverConfig{});
-  ASSERT_TRUE(driver.ok()) << driver.status();
-  absl::StatusOr<int32_t> count = (*driver)->DeviceCount();
+  std::unique_ptr<Driver> driver =
+      LoadOrDie(ShippedDriverPath("cpu_sim"), DriverConfig{});
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<int32_t> count = driver->DeviceCount();
   ASSERT_TRUE(count.ok()) << count.status();
   EXPECT_GE(*count, 1);
 }
 
-TEST(DriverLoadTest, DriverCanBeLoadedAgainAfterDestruction) {
-  for (int round = 0; round < 3; ++round) {
-    SCOPED_TRACE(round);
-    absl::StatusOr<std::unique_ptr<Driver>> driver =
-        Driver::Load(kCpuSimPath, TestConfig());
-    ASSERT_TRUE(driver.ok()) << driver.status();
-    absl::StatusOr<int32_t> count = (*driver)->DeviceCount();
-    ASSERT_TRUE(count.ok()) << count.status();
-    EXPECT_EQ(*count, kDeviceCount);
+// The 2.0 counterpart of "init again after shutdown": contexts come and go,
+// and several live at once, each with its own devices.
+TEST(DriverLoadTest, ContextsOfAShippedDriverComeAndGo) {
+  for (const std::string name : {"cpu_sim", "threaded_sim"}) {
+    SCOPED_TRACE(name);
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE(round);
+      std::unique_ptr<Driver> driver =
+          LoadOrDie(ShippedDriverPath(name), SimConfig());
+      ASSERT_NE(driver, nullptr);
+      DriverConfig one_device = SimConfig();
+      one_device.device_count = 1;
+      absl::StatusOr<std::unique_ptr<Driver>> second =
+          Driver::Create(driver->library(), one_device);
+      ASSERT_TRUE(second.ok()) << second.status();
+      EXPECT_EQ(*driver->DeviceCount(), kSimDeviceCount);
+      EXPECT_EQ(*(*second)->DeviceCount(), 1);
+    }
   }
 }
 
 TEST(DriverLoadTest, BrokenLibraryFailsToLoad) {
+  ExpectError(Driver::Load(BrokenDriverPath("wrong_major"), {}).status(),
+              absl::StatusCode::kFailedPrecondition, {"3.0", "2.0"});
   ExpectError(
-      Driver::Load("tests/core/driver/broken/libwrong_major.so", TestConfig())
-          .status(),
-      absl::StatusCode::kFailedPrecondition, {"major versions must match"});
-  ExpectError(Driver::Load("tests/core/driver/broken/not_a_library.so",
-                           TestConfig())
-                  .status(),
-              absl::StatusCode::kInvalidArgument, {"as a shared library"});
+      Driver::Load("tests/core/driver/broken/not_a_library.so", {}).status(),
+      absl::StatusCode::kInvalidArgument, {"as a shared library"});
 }
-
-// --- driver_status -------------------------------------------------------------
 
 struct StatusMapping {
   openreg_status status;
