@@ -1,7 +1,8 @@
 // A child process for threaded_sim_test: creates a context (two for the
 // scenario several_contexts), leaves work queued (and threads running or
 // blocked) in the way its scenario says, and returns from main without
-// destroying any context, as a program using the core does. The parent checks that it exits with status 0, promptly.
+// destroying any context, as a program using the core does. The parent
+// checks that it exits with status 0, promptly.
 //
 //   exit_with_queued_work DRIVER_PATH SCENARIO
 //
@@ -34,8 +35,8 @@ std::atomic<int> g_holds_started{0};
 std::atomic<bool> g_static_destructors_ran{false};
 
 // Constructed before main, so destroyed after the exit handlers that
-// context_create registers: it marks the start of this program's static destruction, and
-// takes a while, as the destructors of large libraries do.
+// context_create registers: it marks the start of this program's static
+// destruction, and takes a while, as the destructors of large libraries do.
 struct StaticDestructionSentinel {
   ~StaticDestructionSentinel() {
     g_static_destructors_ran = true;

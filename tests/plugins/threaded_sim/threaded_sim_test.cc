@@ -350,7 +350,8 @@ TEST_F(ThreadedSimTest, LaunchReturnsBeforeTheWorkRuns) {
   blocker.Launch(context_, stream);
   std::atomic<int> counter{0};
   for (int i = 0; i < kItems; ++i) {
-    ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+              OPENREG_SUCCESS);
   }
   // Every launch returned while the stream was held: none of the work ran.
   EXPECT_EQ(counter.load(), 0);
@@ -402,12 +403,18 @@ TEST_F(ThreadedSimTest, HigherPriorityWorkOvertakesQueuedLowerPriorityWork) {
   RunLog log;
   Named l1{&log, "L1"}, l2{&log, "L2"}, b1{&log, "B1"}, m1{&log, "M1"},
       h1{&log, "H1"}, h2{&log, "H2"};
-  ASSERT_EQ(api_->launch_host_func(context_, low_a, AppendName, &l1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, low_a, AppendName, &l2), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, low_b, AppendName, &b1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, medium, AppendName, &m1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, high, AppendName, &h1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, high, AppendName, &h2), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, low_a, AppendName, &l1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, low_a, AppendName, &l2),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, low_b, AppendName, &b1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, medium, AppendName, &m1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, high, AppendName, &h1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, high, AppendName, &h2),
+            OPENREG_SUCCESS);
   blocker.Release();
   ASSERT_EQ(api_->device_synchronize(context_, 0), OPENREG_SUCCESS);
   // Highest priority first; the high stream's second item asks for the slot
@@ -519,12 +526,16 @@ TEST_F(ThreadedSimTest, StickyFailureNamesTheStatusAndLaterWorkStillRuns) {
   Init("");
   openreg_stream stream = NewStream(0);
   std::atomic<int> counter{0};
-  ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice, nullptr),
+  ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice,
+                                   nullptr),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice, nullptr),
+  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice,
+                                   nullptr),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+            OPENREG_SUCCESS);
   EXPECT_TRUE(FailsWith(
       OPENREG_ERROR_LAUNCH_FAILURE, api_->stream_synchronize(context_, stream),
       {"stream_synchronize", "host function (item 1 of stream",
@@ -540,7 +551,8 @@ TEST_F(ThreadedSimTest, DeviceSynchronizeReportsEveryFailedStreamOnce) {
   openreg_stream b = NewStream(1);
   openreg_stream destroyed = NewStream(1);
   for (openreg_stream stream : {a, b, destroyed}) {
-    ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice, nullptr),
+    ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice,
+                                     nullptr),
               OPENREG_SUCCESS);
   }
   ASSERT_EQ(api_->stream_destroy(context_, destroyed), OPENREG_SUCCESS);
@@ -563,7 +575,8 @@ TEST_F(ThreadedSimTest, InvalidDevicePointersNameTheAllocationBounds) {
   Init("");
   openreg_stream stream = NewStream(0);
   char* device = nullptr;
-  ASSERT_EQ(api_->device_malloc(context_, 0, 1024, reinterpret_cast<void**>(&device)),
+  ASSERT_EQ(api_->device_malloc(context_, 0, 1024,
+                                reinterpret_cast<void**>(&device)),
             OPENREG_SUCCESS);
   std::vector<char> host(200);
   EXPECT_TRUE(FailsWith(
@@ -653,12 +666,14 @@ TEST_F(ThreadedSimTest, AdversarialModeExposesAMissingSynchronization) {
   Init("adversarial=1,adversarial_seed=11,adversarial_max_delay_us=20000");
   openreg_stream stream = NewStream(0);
   unsigned char* device = nullptr;
-  ASSERT_EQ(api_->device_malloc(context_, 0, 16, reinterpret_cast<void**>(&device)),
+  ASSERT_EQ(api_->device_malloc(context_, 0, 16,
+                                reinterpret_cast<void**>(&device)),
             OPENREG_SUCCESS);
   int stale = 0;
   constexpr int kTrials = 10;
   for (int trial = 1; trial <= kTrials; ++trial) {
-    ASSERT_EQ(api_->memset_async(context_, device, trial, 16, stream), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->memset_async(context_, device, trial, 16, stream),
+              OPENREG_SUCCESS);
     // The bug under test: reading without stream_synchronize.
     if (device[15] != trial) ++stale;
     ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
@@ -693,7 +708,8 @@ TEST_F(ThreadedSimTest, WorkersStartLazilyAndDestroyedStreamsReleaseThem) {
   while (ThreadCount() != baseline && steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(5));
     for (int32_t device : {0, 1}) {
-      ASSERT_EQ(api_->stream_destroy(context_, NewStream(device)), OPENREG_SUCCESS);
+      ASSERT_EQ(api_->stream_destroy(context_, NewStream(device)),
+                OPENREG_SUCCESS);
     }
   }
   EXPECT_EQ(ThreadCount(), baseline);
@@ -708,7 +724,8 @@ TEST_F(ThreadedSimTest, ContextDestroyWakesWorkersWaitingForEvents) {
   Blocker blocker;
   blocker.Launch(context_, producer);
   ASSERT_EQ(api_->event_record(context_, event, producer), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_wait_event(context_, consumer, event), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, consumer, event),
+            OPENREG_SUCCESS);
   std::atomic<int> counter{0};
   ASSERT_EQ(api_->launch_host_func(context_, consumer, Count, &counter),
             OPENREG_SUCCESS);
@@ -870,7 +887,7 @@ TEST_F(ThreadedSimTest, ForkedChildCannotUseTheParentsContexts) {
   EXPECT_EQ(api_->context_destroy(other), OPENREG_SUCCESS);
 }
 
-// --- Several contexts ------------------------------------------------------------
+// --- Several contexts ------------------------------------------------------
 
 // Each context has its own devices and execution slots: with one slot each,
 // work of two contexts still runs at the same time.
