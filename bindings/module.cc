@@ -11,24 +11,21 @@
 
 #include "bindings/distributed.h"
 #include "core/compile/compiled_kernel_launch.h"
-#include "core/runtime/autograd_thread_workers.h"
-#include "core/runtime/backend_meta.h"
-#include "core/runtime/generator.h"
-#include "core/runtime/guard_impl.h"
-#include "core/runtime/host_allocator.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/autograd_thread_workers.h"
+#include "core/torch_runtime/backend_meta.h"
+#include "core/torch_runtime/generator.h"
+#include "core/torch_runtime/guard_impl.h"
+#include "core/torch_runtime/host_allocator.h"
+#include "core/torch_runtime/openreg_device.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
 
 namespace py = pybind11;
-
-c10::Device OpenRegDevice(int64_t index) {
-  return c10::Device(c10::DeviceType::PrivateUse1,
-                     static_cast<c10::DeviceIndex>(index));
-}
 
 py::dict DriverInfo() {
   Runtime& runtime = RuntimeOrThrow();

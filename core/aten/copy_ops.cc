@@ -15,9 +15,10 @@
 #include "core/aten/cpu_alias.h"
 #include "core/aten/native_ops.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -67,7 +68,7 @@ void KeepAliveUntilDone(c10::DeviceIndex device,
 }
 
 // Enqueues a driver memcpy of src's bytes to dst on the current stream.
-void Memcpy(const at::Tensor& dst, const at::Tensor& src, int32_t kind,
+void Memcpy(const at::Tensor& dst, const at::Tensor& src, CopyKind kind,
             c10::DeviceIndex device) {
   const size_t bytes = static_cast<size_t>(src.numel()) * src.itemsize();
   if (bytes == 0) return;
@@ -92,7 +93,7 @@ void CopyHostToDevice(const at::Tensor& src, const at::Tensor& dst) {
   const at::Tensor host = IsPlainByteCopy(src, dst) ? src : CpuStagingLike(dst, src);
   // The driver copies pageable memory before returning; pinned memory is
   // read when the copy runs, so it is kept alive too.
-  Memcpy(dst, host, OPENREG_MEMCPY_HOST_TO_DEVICE, device);
+  Memcpy(dst, host, CopyKind::kHostToDevice, device);
   KeepAliveUntilDone(device, {dst, host});
 }
 
@@ -104,7 +105,7 @@ void CopyDeviceToHost(const at::Tensor& src, const at::Tensor& dst,
     return;
   }
   if (IsPlainByteCopy(src, dst)) {
-    Memcpy(dst, src, OPENREG_MEMCPY_DEVICE_TO_HOST, device);
+    Memcpy(dst, src, CopyKind::kDeviceToHost, device);
     if (non_blocking && dst.is_pinned()) {
       KeepAliveUntilDone(device, {src, dst});
     } else {
@@ -113,7 +114,7 @@ void CopyDeviceToHost(const at::Tensor& src, const at::Tensor& dst,
     return;
   }
   at::Tensor staging = CpuBufferLike(src);
-  Memcpy(staging, src, OPENREG_MEMCPY_DEVICE_TO_HOST, device);
+  Memcpy(staging, src, CopyKind::kDeviceToHost, device);
   SynchronizeCurrentStream(device);
   dst.copy_(staging);
 }
@@ -122,7 +123,7 @@ void CopyDeviceToHost(const at::Tensor& src, const at::Tensor& dst,
 void CopyOnDestinationStream(const at::Tensor& src, const at::Tensor& dst) {
   const c10::DeviceIndex device = dst.device().index();
   if (IsPlainByteCopy(src, dst)) {
-    Memcpy(dst, src, OPENREG_MEMCPY_DEVICE_TO_DEVICE, device);
+    Memcpy(dst, src, CopyKind::kDeviceToDevice, device);
     KeepAliveUntilDone(device, {src, dst});
     return;
   }
@@ -135,29 +136,14 @@ void CopyOnDestinationStream(const at::Tensor& src, const at::Tensor& dst) {
                          });
 }
 
-// A driver event destroyed with its owner.
-class OwnedEvent {
- public:
-  explicit OwnedEvent(c10::DeviceIndex device)
-      : driver_(DriverFor(device)),
-        event_(ValueOrThrow(driver_.EventCreate(device, OPENREG_EVENT_DEFAULT))) {}
-  ~OwnedEvent() { driver_.EventDestroy(event_).IgnoreError(); }
-  OwnedEvent(const OwnedEvent&) = delete;
-  OwnedEvent& operator=(const OwnedEvent&) = delete;
-  openreg_event get() const { return event_; }
-
- private:
-  const Driver& driver_;
-  openreg_event event_;
-};
-
 // Makes `waiter` wait for the work enqueued so far on `signaller`; returns
-// the event, which must outlive the wait.
-std::shared_ptr<OwnedEvent> MakeWait(c10::DeviceIndex signaller_device,
-                                     openreg_stream signaller,
-                                     openreg_stream waiter) {
-  auto event = std::make_shared<OwnedEvent>(signaller_device);
+// the event, shared because it must outlive the wait on both streams.
+std::shared_ptr<DriverEvent> MakeWait(c10::DeviceIndex signaller_device,
+                                      openreg_stream signaller,
+                                      openreg_stream waiter) {
   const Driver& driver = DriverFor(signaller_device);
+  auto event = std::make_shared<DriverEvent>(
+      ValueOrThrow(driver.CreateEvent(signaller_device, EventFlags::kDefault)));
   ThrowIfError(driver.EventRecord(event->get(), signaller));
   ThrowIfError(driver.StreamWaitEvent(waiter, event->get()));
   return event;
@@ -175,10 +161,10 @@ void CopyDeviceToDevice(const at::Tensor& src, const at::Tensor& dst) {
   // source's pending work, and the source's later work waits for the copy.
   const openreg_stream src_stream = CurrentDriverStream(src_device);
   const openreg_stream dst_stream = CurrentDriverStream(dst_device);
-  std::shared_ptr<OwnedEvent> source_ready =
+  std::shared_ptr<DriverEvent> source_ready =
       MakeWait(src_device, src_stream, dst_stream);
   CopyOnDestinationStream(src, dst);
-  std::shared_ptr<OwnedEvent> copy_done =
+  std::shared_ptr<DriverEvent> copy_done =
       MakeWait(dst_device, dst_stream, src_stream);
   // Each event lives until both streams are past their waits on it.
   EnqueueWork(dst_device, dst_stream, "copy",

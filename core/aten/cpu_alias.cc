@@ -58,9 +58,4 @@ void CpuAliases::ForgetOriginalTensors() {
   aliases_.clear();
 }
 
-at::Tensor AliasAsCpu(const at::Tensor& tensor) {
-  CpuAliases aliases;
-  return aliases.Alias(tensor);
-}
-
 }  // namespace openreg

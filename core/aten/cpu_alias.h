@@ -4,7 +4,7 @@
 // it directly: wrap the storage as a non-owning CPU storage and give the CPU
 // tensor the same sizes, strides and offset. No data is copied. Such aliases
 // may only be touched inside a function launched on the device's stream
-// (core/runtime/stream_work.h), where the driver guarantees earlier work is done.
+// (core/torch_runtime/stream_work.h), where the driver guarantees earlier work is done.
 //
 // Thread-safety: a CpuAliases object belongs to one operator call.
 #ifndef OPENREG_CORE_ATEN_CPU_ALIAS_H_
@@ -48,9 +48,6 @@ class CpuAliases {
   // openreg TensorImpl -> its alias.
   absl::flat_hash_map<const c10::TensorImpl*, at::Tensor> aliases_;
 };
-
-// One-off alias of a single tensor.
-at::Tensor AliasAsCpu(const at::Tensor& tensor);
 
 }  // namespace openreg
 

@@ -18,18 +18,19 @@
 #include "core/aten/meta_shapes.h"
 #include "core/aten/native_ops.h"
 #include "core/aten/out_variants.h"
-#include "core/runtime/device_allocator.h"
-#include "core/runtime/generator.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/device_allocator.h"
+#include "core/torch_runtime/generator.h"
+#include "core/torch_runtime/openreg_device.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
 
-constexpr c10::DispatchKeySet kOpenRegKeys(c10::DispatchKey::PrivateUse1);
 constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
 
 bool IsOpenReg(const at::Tensor& tensor) {
@@ -78,7 +79,7 @@ ResultKind ClassifyResults(const c10::FunctionSchema& schema) {
 }
 
 at::Tensor EmptyOnDevice(const TensorSpec& spec, c10::DeviceIndex device) {
-  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
+  const c10::DeviceGuard guard(OpenRegDevice(device));
   return at::detail::empty_strided_generic(spec.sizes, spec.strides,
                                            &GetDeviceAllocator(), kOpenRegKeys,
                                            spec.dtype);
@@ -98,7 +99,7 @@ at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
     // Pageable source: the driver copies it before returning.
     ThrowIfError(RuntimeForDevice(device).driver().MemcpyAsync(
         result.data_ptr(), source.data_ptr(), bytes,
-        OPENREG_MEMCPY_HOST_TO_DEVICE, CurrentDriverStream(device)));
+        CopyKind::kHostToDevice, CurrentDriverStream(device)));
   }
   return result;
 }
@@ -258,7 +259,7 @@ class FallbackCall {
     if (!device_.has_value()) {
       device_ = static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
     }
-    RuntimeForDevice(*device_);
+    CheckDeviceIndex(*device_);
     for (size_t slot : generator_slots) {
       c10::IValue& value = stack_[slot];
       const at::Generator generator =

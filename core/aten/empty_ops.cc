@@ -2,24 +2,23 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "core/aten/native_ops.h"
-#include "core/runtime/device_allocator.h"
 #include "core/runtime/thread_state.h"
-#include "core/runtime/torch_status.h"
+#include "core/torch_runtime/device_allocator.h"
+#include "core/torch_runtime/openreg_device.h"
+#include "core/torch_runtime/runtime_accessor.h"
 
 namespace openreg {
 namespace {
 
-constexpr c10::DispatchKeySet kOpenRegKeys(c10::DispatchKey::PrivateUse1);
-
 // The device an allocation goes to: the requested index, or the current one.
 c10::DeviceIndex TargetDevice(std::optional<at::Device> device) {
   if (device.has_value() && device->has_index()) {
-    RuntimeForDevice(device->index());
+    CheckDeviceIndex(device->index());
     return device->index();
   }
   const c10::DeviceIndex current =
       static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
-  RuntimeForDevice(current);
+  CheckDeviceIndex(current);
   return current;
 }
 
@@ -41,8 +40,7 @@ at::Tensor Empty(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
                  std::optional<bool> pin_memory,
                  std::optional<at::MemoryFormat> memory_format) {
   CheckLayoutAndPinning(layout, pin_memory);
-  const c10::DeviceGuard guard(
-      c10::Device(c10::DeviceType::PrivateUse1, TargetDevice(device)));
+  const c10::DeviceGuard guard(OpenRegDevice(TargetDevice(device)));
   return at::detail::empty_generic(
       size, &GetDeviceAllocator(), kOpenRegKeys,
       c10::dtype_or_default(dtype), memory_format);
@@ -54,8 +52,7 @@ at::Tensor EmptyStrided(at::IntArrayRef size, at::IntArrayRef stride,
                         std::optional<at::Device> device,
                         std::optional<bool> pin_memory) {
   CheckLayoutAndPinning(layout, pin_memory);
-  const c10::DeviceGuard guard(
-      c10::Device(c10::DeviceType::PrivateUse1, TargetDevice(device)));
+  const c10::DeviceGuard guard(OpenRegDevice(TargetDevice(device)));
   return at::detail::empty_strided_generic(size, stride, &GetDeviceAllocator(),
                                            kOpenRegKeys,
                                            c10::dtype_or_default(dtype));

@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
-#include "core/runtime/device_allocator.h"
+#include "core/torch_runtime/device_allocator.h"
 
 namespace openreg {
 namespace {

@@ -6,7 +6,7 @@
 #include <c10/core/Stream.h>
 
 #include "core/aten/native_ops.h"
-#include "core/runtime/device_allocator.h"
+#include "core/torch_runtime/device_allocator.h"
 
 namespace openreg {
 

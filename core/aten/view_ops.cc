@@ -5,8 +5,8 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "core/aten/native_ops.h"
-#include "core/runtime/device_allocator.h"
-#include "core/runtime/storage_resize.h"
+#include "core/torch_runtime/device_allocator.h"
+#include "core/torch_runtime/storage_resize.h"
 
 namespace openreg {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/runtime/stream_work.h"
+#include "core/torch_runtime/stream_work.h"
 
 namespace openreg {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 
@@ -95,7 +95,7 @@ void CollectiveWork::RaiseIfFailed() const {
   // Raises the failure sticky on the stream, with every other failure there,
   // and clears it; if an earlier synchronization has reported it already,
   // the message below still tells this caller.
-  SynchronizeStream(stream_.device_index(), DriverStream(stream_));
+  SynchronizeStream(stream_.device_index(), DriverStreamOf(stream_));
   TORCH_CHECK(false, *failure);
 }
 

@@ -12,10 +12,10 @@
 #include "core/distributed/collective_work.h"
 #include "core/distributed/cross_rank_check.h"
 #include "core/distributed/tensor_checks.h"
-#include "core/runtime/guard_impl.h"
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/guard_impl.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -288,7 +288,7 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
   // Everything the lambda captures is released on a user thread once it has
   // run (Note [Asynchronous execution]).
   EnqueueWork(
-      device, DriverStream(stream), name,
+      device, DriverStreamOf(stream), name,
       [this_group = c10::intrusive_ptr<ProcessGroupOpenReg>::reclaim_copy(this),
        ticket = order_->Take(), batch = std::move(batch), outcome, timeout,
        name]() mutable {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/driver/driver_paths.h"
 
 namespace openreg {
 namespace {

@@ -1,19 +1,21 @@
 #include "core/runtime/stream_registry.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace openreg {
 
 StreamRegistry::StreamRegistry(const Driver& driver, int32_t device_count)
     : driver_(driver), streams_(device_count) {
-  for (std::vector<openreg_stream>& device_streams : streams_) {
-    device_streams.push_back(nullptr);
+  for (std::vector<DriverStream>& device_streams : streams_) {
+    device_streams.emplace_back();
   }
 }
 
 absl::StatusOr<openreg_stream> StreamRegistry::Get(int32_t device, int64_t id) {
   absl::MutexLock lock(&mutex_);
-  std::vector<openreg_stream>& device_streams = streams_.at(device);
+  std::vector<DriverStream>& device_streams = streams_.at(device);
   if (id < 0 || id >= static_cast<int64_t>(device_streams.size())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "openreg:", device, " has no stream with id ", id, " (ids 0 to ",
@@ -21,24 +23,24 @@ absl::StatusOr<openreg_stream> StreamRegistry::Get(int32_t device, int64_t id) {
         " exist). Create streams with torch.Stream(device='openreg') rather "
         "than by id."));
   }
-  openreg_stream& handle = device_streams[id];
-  if (handle == nullptr) {
-    // Only the default stream is created lazily.
-    absl::StatusOr<openreg_stream> created = driver_.StreamCreate(device, 0);
+  DriverStream& stream = device_streams[id];
+  if (!stream) {
+    // Only the default stream is created lazily, at the default priority.
+    absl::StatusOr<DriverStream> created =
+        driver_.CreateStream(device, /*priority=*/0);
     if (!created.ok()) return created.status();
-    handle = *created;
+    stream = *std::move(created);
   }
-  return handle;
+  return stream.get();
 }
 
 absl::StatusOr<int64_t> StreamRegistry::Create(int32_t device,
                                                int32_t priority) {
-  absl::StatusOr<openreg_stream> created =
-      driver_.StreamCreate(device, priority);
+  absl::StatusOr<DriverStream> created = driver_.CreateStream(device, priority);
   if (!created.ok()) return created.status();
   absl::MutexLock lock(&mutex_);
-  std::vector<openreg_stream>& device_streams = streams_.at(device);
-  device_streams.push_back(*created);
+  std::vector<DriverStream>& device_streams = streams_.at(device);
+  device_streams.push_back(*std::move(created));
   return static_cast<int64_t>(device_streams.size() - 1);
 }
 
@@ -52,8 +54,8 @@ absl::StatusOr<int32_t> StreamRegistry::Priority(int32_t device, int64_t id) {
 std::vector<openreg_stream> StreamRegistry::All(int32_t device) {
   absl::MutexLock lock(&mutex_);
   std::vector<openreg_stream> handles;
-  for (openreg_stream handle : streams_.at(device)) {
-    if (handle != nullptr) handles.push_back(handle);
+  for (const DriverStream& stream : streams_.at(device)) {
+    if (stream) handles.push_back(stream.get());
   }
   return handles;
 }

@@ -6,6 +6,9 @@
 // streams live as long as the process, as CUDA's pooled streams do, so an id
 // handed to Python stays valid.
 //
+// Ownership: the registry owns every stream (DriverStream) and hands out raw
+// handles that stay valid for its lifetime; `driver` must outlive it.
+//
 // Thread-safety: all methods may be called concurrently; `mutex_` guards the
 // tables. Handles are immutable once created.
 #ifndef OPENREG_CORE_RUNTIME_STREAM_REGISTRY_H_
@@ -48,9 +51,9 @@ class StreamRegistry {
  private:
   const Driver& driver_;
   absl::Mutex mutex_;
-  // Per device; index = stream id. Slot 0 is null until the default stream
+  // Per device; index = stream id. Slot 0 is empty until the default stream
   // is created.
-  std::vector<std::vector<openreg_stream>> streams_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::vector<DriverStream>> streams_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace openreg

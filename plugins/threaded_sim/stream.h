@@ -117,8 +117,9 @@ class Stream {
 
   // Stop (context_destroy, process exit): drops queued items without running
   // them and makes every wait of this stream return. Returns the events whose
-  // dropped markers will now never run: the caller cancels them once every stream is stopped (so that
-  // no worker proceeds past a cancelled wait into work that the stop drops).
+  // dropped markers will now never run: the caller cancels them once every
+  // stream is stopped (so that no worker proceeds past a cancelled wait into
+  // work that the stop drops).
   std::vector<std::shared_ptr<Event>> Stop();
   // Waits until `deadline` for the worker to exit and joins it. Returns false
   // when the worker is still running an item (or is the calling thread); it

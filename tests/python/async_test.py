@@ -1,4 +1,4 @@
-"""Asynchronous execution (Note [Asynchronous execution] in core/runtime/stream_work.h).
+"""Asynchronous execution (Note [Asynchronous execution] in core/torch_runtime/stream_work.h).
 
 What must hold on every driver, and what only a truly asynchronous driver
 (threaded_sim) shows. Timing assertions are orders of events or loose ratios

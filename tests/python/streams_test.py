@@ -59,7 +59,7 @@ def test_openreg_stream_is_a_torch_stream():
 
 
 def test_priority_is_the_one_the_stream_was_created_with():
-    # Both shipped drivers implement stream_get_priority (driver ABI 1.1).
+    # Both shipped drivers implement stream_get_priority (required since driver ABI 2.0).
     assert torch.openreg.Stream(priority=-1).priority == -1
     assert torch.openreg.Stream().priority == 0
     assert torch.openreg.default_stream().priority == 0

@@ -21,9 +21,6 @@ DeviceMemoryPool::~DeviceMemoryPool() {
   absl::MutexLock lock(&mutex_);
   ProcessEvents(/*wait=*/true);
   ReleaseFreeSegments().IgnoreError();  // nothing to report to at teardown
-  for (openreg_event event : spare_events_) {
-    driver_.EventDestroy(event).IgnoreError();
-  }
   // Free blocks left share a segment with a retired block; their memory,
   // like the retired blocks', stays with the driver until it shuts down.
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
@@ -210,13 +207,13 @@ void DeviceMemoryPool::Free(Block* block) {
   block->requested = 0;
   bool unsafe_to_reuse = false;
   for (openreg_stream stream : block->stream_uses) {
-    absl::StatusOr<openreg_event> event = TakeEvent();
-    if (event.ok() && driver_.EventRecord(*event, stream).ok()) {
-      pending_events_.Add(*event, block);
+    absl::StatusOr<DriverEvent> event = TakeEvent();
+    if (event.ok() && driver_.EventRecord(event->get(), stream).ok()) {
+      pending_events_.Add(*std::move(event), block);
       ++block->pending_events;
       continue;
     }
-    if (event.ok()) spare_events_.push_back(*event);
+    if (event.ok()) spare_events_.push_back(*std::move(event));
     unsafe_to_reuse = true;
   }
   block->stream_uses.clear();
@@ -242,19 +239,19 @@ void DeviceMemoryPool::RecordStream(Block* block, openreg_stream stream) {
   block->stream_uses.push_back(stream);
 }
 
-absl::StatusOr<openreg_event> DeviceMemoryPool::TakeEvent() {
+absl::StatusOr<DriverEvent> DeviceMemoryPool::TakeEvent() {
   if (!spare_events_.empty()) {
-    openreg_event event = spare_events_.back();
+    DriverEvent event = std::move(spare_events_.back());
     spare_events_.pop_back();
     return event;
   }
-  return driver_.EventCreate(device_, /*flags=*/0);
+  return driver_.CreateEvent(device_, EventFlags::kDefault);
 }
 
 void DeviceMemoryPool::ProcessEvents(bool wait) {
-  pending_events_.Sweep(driver_, wait, [this](openreg_event event, Block* block)
+  pending_events_.Sweep(driver_, wait, [this](DriverEvent event, Block* block)
                                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    spare_events_.push_back(event);
+    spare_events_.push_back(std::move(event));
     if (--block->pending_events == 0 &&
         block->state == BlockState::kAwaitingEvents) {
       ReturnToFreeSet(block);

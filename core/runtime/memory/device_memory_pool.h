@@ -113,7 +113,7 @@ class DeviceMemoryPool {
   void ProcessEvents(bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Returns whole free segments to the driver.
   absl::Status ReleaseFreeSegments() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  absl::StatusOr<openreg_event> TakeEvent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::StatusOr<DriverEvent> TakeEvent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool IsOversize(size_t size) const { return size >= config_.max_split_size; }
   absl::Status OutOfMemory(size_t requested, const absl::Status& driver_error)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -130,7 +130,7 @@ class DeviceMemoryPool {
   // Blocks never to be reused (BlockState::kRetired), deleted with the pool.
   std::vector<Block*> retired_ ABSL_GUARDED_BY(mutex_);
   // Fired events kept for reuse: creating one is a driver call.
-  std::vector<openreg_event> spare_events_ ABSL_GUARDED_BY(mutex_);
+  std::vector<DriverEvent> spare_events_ ABSL_GUARDED_BY(mutex_);
   DeviceMemoryStats stats_ ABSL_GUARDED_BY(mutex_);
 };
 

@@ -1,6 +1,7 @@
 // Events recorded on streams, each standing for a key (a block) that must
 // not be reused until its event has fired. Both caching allocators keep one;
-// the caller's mutex guards it.
+// the caller's mutex guards it. It owns the events it holds until it hands
+// them back through Sweep.
 #ifndef OPENREG_CORE_RUNTIME_MEMORY_PENDING_EVENTS_H_
 #define OPENREG_CORE_RUNTIME_MEMORY_PENDING_EVENTS_H_
 
@@ -15,22 +16,25 @@ namespace openreg {
 template <typename Key>
 class PendingEvents {
  public:
-  void Add(openreg_event event, Key key) { pending_.push_back({event, key}); }
+  void Add(DriverEvent event, Key key) {
+    pending_.push_back({std::move(event), key});
+  }
   bool empty() const { return pending_.empty(); }
 
-  // Calls on_fired(event, key) for every event that has fired, or, with
-  // `wait`, for every event after waiting for it, and forgets them; the
-  // event is the callee's to reuse or destroy. A failed wait means the
-  // stream failed: it is past the event either way.
+  // Calls on_fired(DriverEvent, key) for every event that has fired, or,
+  // with `wait`, for every event after waiting for it, and forgets them; the
+  // event is handed over, the callee's to reuse or let go. A failed wait
+  // means the stream failed: it is past the event either way.
   template <typename OnFired>
   void Sweep(const Driver& driver, bool wait, OnFired on_fired) {
     size_t kept = 0;
     for (Entry& entry : pending_) {
       const bool fired =
-          wait ? (driver.EventSynchronize(entry.event).IgnoreError(), true)
-               : driver.EventQuery(entry.event).value_or(false);
+          wait ? (driver.EventSynchronize(entry.event.get()).IgnoreError(),
+                  true)
+               : driver.EventQuery(entry.event.get()).value_or(false);
       if (fired) {
-        on_fired(entry.event, entry.key);
+        on_fired(std::move(entry.event), entry.key);
       } else {
         pending_[kept++] = std::move(entry);
       }
@@ -40,7 +44,7 @@ class PendingEvents {
 
  private:
   struct Entry {
-    openreg_event event;
+    DriverEvent event;
     Key key;
   };
   std::vector<Entry> pending_;

@@ -1,6 +1,7 @@
 #include "core/runtime/memory/pinned_memory_pool.h"
 
 #include <bit>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -51,15 +52,15 @@ bool PinnedMemoryPool::RecordEvent(void* ptr, int32_t device,
   absl::MutexLock lock(&mutex_);
   auto it = blocks_.find(ptr);
   if (it == blocks_.end() || !it->second.allocated) return false;
-  absl::StatusOr<openreg_event> event = driver_.EventCreate(device, 0);
-  if (event.ok() && driver_.EventRecord(*event, stream).ok()) {
-    it->second.events.push_back(*event);
+  absl::StatusOr<DriverEvent> event =
+      driver_.CreateEvent(device, EventFlags::kDefault);
+  if (event.ok() && driver_.EventRecord(event->get(), stream).ok()) {
+    it->second.events.push_back(*std::move(event));
     return true;
   }
   // No event to wait for, so no telling when the stream is done with the
   // block: it is never reused. (Synchronizing the stream instead would
   // swallow a failure that belongs to the user's next synchronization.)
-  if (event.ok()) driver_.EventDestroy(*event).IgnoreError();
   it->second.retired = true;
   return true;
 }
@@ -72,8 +73,8 @@ bool PinnedMemoryPool::Free(void* ptr) {
   block.allocated = false;
   stats_.active_requests.Decrease(1);
   stats_.active_bytes.Decrease(block.size);
-  for (openreg_event event : block.events) {
-    pending_events_.Add(event, ptr);
+  for (DriverEvent& event : block.events) {
+    pending_events_.Add(std::move(event), ptr);
     ++block.pending;
   }
   block.events.clear();
@@ -87,9 +88,9 @@ void PinnedMemoryPool::MakeAvailable(void* ptr, PinnedBlock& block) {
 }
 
 void PinnedMemoryPool::ProcessEvents(bool wait) {
-  pending_events_.Sweep(driver_, wait, [this](openreg_event event, void* ptr)
+  // A fired event is let go: DriverEvent destroys it.
+  pending_events_.Sweep(driver_, wait, [this](DriverEvent, void* ptr)
                                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    driver_.EventDestroy(event).IgnoreError();
     PinnedBlock& block = blocks_[ptr];
     if (--block.pending == 0) MakeAvailable(ptr, block);
   });

@@ -67,7 +67,7 @@ class PinnedMemoryPool {
     size_t size = 0;
     bool allocated = false;
     // Events recorded on the block while allocated, fired or not.
-    absl::InlinedVector<openreg_event, 1> events;
+    absl::InlinedVector<DriverEvent, 1> events;
     // Events of the block, once freed, that have not fired yet.
     int32_t pending = 0;
     // A stream's use could not be tracked with an event: never reused.

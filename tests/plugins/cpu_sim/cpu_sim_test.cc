@@ -151,21 +151,24 @@ class CpuSimTest : public CpuSimLifecycleTest {
 
   openreg_stream NewStream(int32_t device) {
     openreg_stream stream = nullptr;
-    EXPECT_EQ(api_->stream_create(context_, device, 0, &stream), OPENREG_SUCCESS)
+    EXPECT_EQ(api_->stream_create(context_, device, 0, &stream),
+              OPENREG_SUCCESS)
         << api_->last_error_message(context_);
     return stream;
   }
 
   openreg_event NewEvent(int32_t device, uint32_t flags) {
     openreg_event event = nullptr;
-    EXPECT_EQ(api_->event_create(context_, device, flags, &event), OPENREG_SUCCESS)
+    EXPECT_EQ(api_->event_create(context_, device, flags, &event),
+              OPENREG_SUCCESS)
         << api_->last_error_message(context_);
     return event;
   }
 
   void* DeviceAlloc(int32_t device, size_t size) {
     void* ptr = nullptr;
-    EXPECT_EQ(api_->device_malloc(context_, device, size, &ptr), OPENREG_SUCCESS)
+    EXPECT_EQ(api_->device_malloc(context_, device, size, &ptr),
+              OPENREG_SUCCESS)
         << api_->last_error_message(context_);
     return ptr;
   }
@@ -199,7 +202,8 @@ TEST_F(CpuSimTest, DeviceProperties) {
   for (int32_t device = 0; device < kDeviceCount; ++device) {
     openreg_device_properties props{};
     props.struct_size = OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0;
-    ASSERT_EQ(api_->get_device_properties(context_, device, &props), OPENREG_SUCCESS)
+    ASSERT_EQ(api_->get_device_properties(context_, device, &props),
+              OPENREG_SUCCESS)
         << api_->last_error_message(context_);
     EXPECT_STREQ(props.name, "openreg cpu_sim device");
     EXPECT_EQ(props.total_memory_bytes, kCapacity);
@@ -356,7 +360,8 @@ TEST_F(CpuSimTest, DeviceAndStructMessages) {
                         api_->device_synchronize(context_, -1),
                         {"device_synchronize", "device -1", "0 to 2"}));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->get_device_count(context_, nullptr), {"'count' is NULL"}));
+                        api_->get_device_count(context_, nullptr),
+                        {"'count' is NULL"}));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
                         api_->stream_create(context_, 0, 0, nullptr),
                         {"stream_create", "'stream' is NULL"}));
@@ -369,7 +374,8 @@ TEST_F(CpuSimTest, DeviceAndStructMessages) {
   openreg_pointer_attributes attributes{};
   attributes.struct_size = sizeof(size_t);
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->pointer_get_attributes(context_, this, &attributes),
+                        api_->pointer_get_attributes(context_, this,
+                                                     &attributes),
                         {"struct_size is 8",
                          "OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0"}));
   openreg_stream stream = nullptr;
@@ -381,7 +387,8 @@ TEST_F(CpuSimTest, DeviceAndStructMessages) {
 TEST_F(CpuSimTest, MemoryMessages) {
   void* too_big = nullptr;
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_OUT_OF_MEMORY,
-                        api_->device_malloc(context_, 0, kCapacity + 1, &too_big),
+                        api_->device_malloc(context_, 0, kCapacity + 1,
+                                            &too_big),
                         {"device 0 out of memory", "requested 1048577 bytes",
                          "0 of 1048576 bytes in use"}));
   int on_stack = 0;
@@ -394,14 +401,16 @@ TEST_F(CpuSimTest, MemoryMessages) {
                         {"16 bytes into the allocation", "base pointer"}));
   EXPECT_EQ(api_->device_free(context_, 0, ptr), OPENREG_SUCCESS);
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->device_free(context_, 0, ptr), {"already freed"}));
+                        api_->device_free(context_, 0, ptr),
+                        {"already freed"}));
   void* host = nullptr;
   ASSERT_EQ(api_->host_malloc(context_, 100, &host), OPENREG_SUCCESS);
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
                         api_->host_free(context_, static_cast<char*>(host) + 8),
                         {"host_free", "8 bytes into", "base pointer"}));
   EXPECT_EQ(api_->host_free(context_, host), OPENREG_SUCCESS);
-  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->host_free(context_, host),
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->host_free(context_, host),
                         {"not a live pinned host allocation"}));
 }
 
@@ -410,7 +419,8 @@ TEST_F(CpuSimTest, CopyMessages) {
   char* device = static_cast<char*>(DeviceAlloc(0, 1024));
   std::vector<unsigned char> host(2048, 0x33);
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->memcpy_async(context_, device, host.data(), 16, 4, stream),
+                        api_->memcpy_async(context_, device, host.data(), 16,
+                                           4, stream),
                         {"kind", "not a copy direction"}));
   EXPECT_TRUE(FailsWith(
       OPENREG_ERROR_INVALID_ARGUMENT,
@@ -426,7 +436,8 @@ TEST_F(CpuSimTest, CopyMessages) {
        "by 76 bytes"}));
   EXPECT_TRUE(FailsWith(
       OPENREG_ERROR_INVALID_ARGUMENT,
-      api_->memcpy_async(context_, device, nullptr, 16, OPENREG_MEMCPY_HOST_TO_DEVICE,
+      api_->memcpy_async(context_, device, nullptr, 16,
+                         OPENREG_MEMCPY_HOST_TO_DEVICE,
                          stream),
       {"'src' is NULL"}));
   EXPECT_TRUE(FailsWith(
@@ -435,11 +446,13 @@ TEST_F(CpuSimTest, CopyMessages) {
                          OPENREG_MEMCPY_HOST_TO_HOST, nullptr),
       {"memcpy_async", "stream is NULL", "stream_create"}));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->memset_async(context_, host.data(), 0, 64, stream),
+                        api_->memset_async(context_, host.data(), 0, 64,
+                                           stream),
                         {"memset_async", "ptr", "not inside any live device "
                                                 "allocation"}));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->memset_async(context_, device + 1000, 0, 25, stream),
+                        api_->memset_async(context_, device + 1000, 0, 25,
+                                           stream),
                         {"runs past the end", "by 1 bytes"}));
   EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
   EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
@@ -461,7 +474,8 @@ TEST_F(CpuSimTest, EventMessages) {
                         api_->event_elapsed_time(context_, plain, timing, &ms),
                         {"start event", "OPENREG_EVENT_ENABLE_TIMING"}));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->event_elapsed_time(context_, timing, unrecorded, &ms),
+                        api_->event_elapsed_time(context_, timing, unrecorded,
+                                                 &ms),
                         {"end event", "never recorded", "event_record"}));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
                         api_->event_record(context_, elsewhere, stream),
@@ -491,7 +505,8 @@ TEST_F(CpuSimTest, WorkIsDoneWhenTheEnqueueingCallReturns) {
   char* device = static_cast<char*>(DeviceAlloc(0, 64));
   void* pinned = nullptr;
   ASSERT_EQ(api_->host_malloc(context_, 64, &pinned), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->memset_async(context_, device, 0x5c, 64, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->memset_async(context_, device, 0x5c, 64, stream),
+            OPENREG_SUCCESS);
   EXPECT_EQ(device[63], 0x5c);
   // Even into pinned memory, which asynchronous drivers copy later.
   ASSERT_EQ(api_->memcpy_async(context_, pinned, device, 64,
@@ -517,7 +532,8 @@ TEST_F(CpuSimTest, WorkIsDoneWhenTheEnqueueingCallReturns) {
   ASSERT_EQ(api_->event_record(context_, end, stream), OPENREG_SUCCESS);
   EXPECT_EQ(api_->event_query(context_, end), OPENREG_SUCCESS);
   float ms = -1;
-  ASSERT_EQ(api_->event_elapsed_time(context_, start, end, &ms), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_elapsed_time(context_, start, end, &ms),
+            OPENREG_SUCCESS);
   EXPECT_GE(ms, 19.0f);
   EXPECT_EQ(api_->stream_query(context_, stream), OPENREG_SUCCESS);
   EXPECT_EQ(api_->event_destroy(context_, start), OPENREG_SUCCESS);

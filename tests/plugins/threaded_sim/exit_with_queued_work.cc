@@ -1,7 +1,8 @@
-// A child process for threaded_sim_test: initializes the driver, leaves work
-// queued (and threads running or blocked) in the way its scenario says, and
-// returns from main without calling shutdown, as a program using the core
-// does. The parent checks that it exits with status 0, promptly.
+// A child process for threaded_sim_test: creates a context (two for the
+// scenario several_contexts), leaves work queued (and threads running or
+// blocked) in the way its scenario says, and returns from main without
+// destroying any context, as a program using the core does. The parent
+// checks that it exits with status 0, promptly.
 //
 //   exit_with_queued_work DRIVER_PATH SCENARIO
 //
@@ -33,9 +34,9 @@ std::atomic<bool> g_main_returned{false};
 std::atomic<int> g_holds_started{0};
 std::atomic<bool> g_static_destructors_ran{false};
 
-// Constructed before main, so destroyed after the exit handlers that init
-// registers: it marks the start of this program's static destruction, and
-// takes a while, as the destructors of large libraries do.
+// Constructed before main, so destroyed after the exit handlers that
+// context_create registers: it marks the start of this program's static
+// destruction, and takes a while, as the destructors of large libraries do.
 struct StaticDestructionSentinel {
   ~StaticDestructionSentinel() {
     g_static_destructors_ran = true;
@@ -43,6 +44,8 @@ struct StaticDestructionSentinel {
   }
 } g_sentinel;
 const openreg_driver_api* g_api = nullptr;
+// The context the scenario is working on.
+openreg_context g_context = nullptr;
 
 // Holds its stream until main has returned, and a little longer, so the
 // work queued behind it is still queued when the exit handlers run.
@@ -73,20 +76,21 @@ openreg_status Stuck(void*) {
 bool Check(openreg_status status, const char* what) {
   if (status == OPENREG_SUCCESS) return true;
   std::fprintf(stderr, "%s failed with status %d: %s\n", what, status,
-               g_api->last_error_message());
+               g_api->last_error_message(g_context));
   return false;
 }
 
 openreg_stream NewStream(int32_t device) {
   openreg_stream stream = nullptr;
-  if (!Check(g_api->stream_create(device, 0, &stream), "stream_create")) {
+  if (!Check(g_api->stream_create(g_context, device, 0, &stream),
+             "stream_create")) {
     _exit(kDriverFailed);
   }
   return stream;
 }
 
 void Launch(openreg_stream stream, openreg_host_fn fn) {
-  if (!Check(g_api->launch_host_func(stream, fn, nullptr),
+  if (!Check(g_api->launch_host_func(g_context, stream, fn, nullptr),
              "launch_host_func")) {
     _exit(kDriverFailed);
   }
@@ -104,22 +108,34 @@ bool QueuedHostFunctions() {
   return true;
 }
 
+// Queued host functions on two contexts at once: exit stops both, within
+// one join timeout.
+bool SeveralContexts(const openreg_driver_config& config) {
+  QueuedHostFunctions();
+  if (!Check(g_api->context_create(&config, &g_context), "context_create")) {
+    return false;
+  }
+  return QueuedHostFunctions();
+}
+
 // Streams blocked in stream_wait_event on a record that is still queued.
 bool BlockedOnEvents() {
   openreg_stream producer = NewStream(0);
   openreg_event event = nullptr;
-  if (!Check(g_api->event_create(0, OPENREG_EVENT_ENABLE_TIMING, &event),
+  if (!Check(g_api->event_create(g_context, 0, OPENREG_EVENT_ENABLE_TIMING,
+                                 &event),
              "event_create")) {
     return false;
   }
   Launch(producer, HoldUntilAfterMain);
   Launch(producer, MustNotRunAfterMain);
-  if (!Check(g_api->event_record(event, producer), "event_record")) {
+  if (!Check(g_api->event_record(g_context, event, producer),
+             "event_record")) {
     return false;
   }
   for (int32_t device = 0; device < 2; ++device) {
     openreg_stream consumer = NewStream(device);
-    if (!Check(g_api->stream_wait_event(consumer, event),
+    if (!Check(g_api->stream_wait_event(g_context, consumer, event),
                "stream_wait_event")) {
       return false;
     }
@@ -171,10 +187,14 @@ int main(int argc, char** argv) {
   config.options = scenario == "adversarial_delays"
                        ? "adversarial=1,adversarial_max_delay_us=1000000"
                        : "";
-  if (!Check(g_api->init(&config), "init")) return kDriverFailed;
+  if (!Check(g_api->context_create(&config, &g_context), "context_create")) {
+    return kDriverFailed;
+  }
   bool ok = false;
   if (scenario == "queued_host_functions") {
     ok = QueuedHostFunctions();
+  } else if (scenario == "several_contexts") {
+    ok = SeveralContexts(config);
   } else if (scenario == "blocked_on_events") {
     ok = BlockedOnEvents();
   } else if (scenario == "adversarial_delays") {

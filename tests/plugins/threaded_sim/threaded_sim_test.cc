@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "driver_abi/openreg_driver.h"
@@ -71,26 +72,6 @@ openreg_driver_config Config(int32_t device_count, const char* options) {
   return config;
 }
 
-// `actual` is `expected` and the last error mentions every fragment.
-::testing::AssertionResult FailsWith(
-    openreg_status expected, openreg_status actual,
-    std::initializer_list<const char*> fragments) {
-  const std::string message = Api()->last_error_message();
-  if (actual != expected) {
-    return ::testing::AssertionFailure()
-           << "expected status " << expected << ", got " << actual
-           << " (last error: \"" << message << "\")";
-  }
-  for (const char* fragment : fragments) {
-    if (message.find(fragment) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "last error \"" << message << "\" does not mention \""
-             << fragment << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // A host function that holds its stream's worker until Release().
 class Blocker {
  public:
@@ -101,9 +82,9 @@ class Blocker {
                       [this] { return !launched_ || finished_; });
   }
 
-  void Launch(openreg_stream stream) {
+  void Launch(openreg_context context, openreg_stream stream) {
     launched_ = true;
-    ASSERT_EQ(Api()->launch_host_func(stream, &Blocker::Run, this),
+    ASSERT_EQ(Api()->launch_host_func(context, stream, &Blocker::Run, this),
               OPENREG_SUCCESS);
   }
   void Release() {
@@ -187,50 +168,86 @@ class ThreadedSimTest : public ::testing::Test {
     ASSERT_NE(api_, nullptr) << "could not load " << kDriverPath;
   }
   void TearDown() override {
-    if (initialized_) {
-      EXPECT_EQ(api_->shutdown(), OPENREG_SUCCESS)
-          << api_->last_error_message();
+    if (context_ != nullptr) {
+      EXPECT_EQ(api_->context_destroy(context_), OPENREG_SUCCESS)
+          << api_->last_error_message(context_);
     }
   }
 
-  // Initializes 2 devices of 4 MiB with `options`.
-  void Init(const char* options) {
+  // A new context of 2 devices of 4 MiB with `options`; fails the test if
+  // there is none.
+  openreg_context NewContext(const char* options) {
     const openreg_driver_config config = Config(2, options);
-    ASSERT_EQ(api_->init(&config), OPENREG_SUCCESS)
-        << api_->last_error_message();
-    initialized_ = true;
+    openreg_context context = nullptr;
+    EXPECT_EQ(api_->context_create(&config, &context), OPENREG_SUCCESS)
+        << api_->last_error_message(nullptr);
+    return context;
+  }
+
+  // Makes context_ a new context (see NewContext), destroyed by TearDown.
+  void Init(const char* options) {
+    context_ = NewContext(options);
+    ASSERT_NE(context_, nullptr);
   }
 
   openreg_stream NewStream(int32_t device, int32_t priority = 0) {
     openreg_stream stream = nullptr;
-    EXPECT_EQ(api_->stream_create(device, priority, &stream), OPENREG_SUCCESS)
-        << api_->last_error_message();
+    EXPECT_EQ(api_->stream_create(context_, device, priority, &stream),
+              OPENREG_SUCCESS)
+        << api_->last_error_message(context_);
     return stream;
   }
 
+  // `actual` is `expected` and the last error of this thread, for `context`
+  // (the context the call used, NULL after a failed context_create),
+  // mentions every fragment.
+  ::testing::AssertionResult FailsWithOn(
+      openreg_context context, openreg_status expected, openreg_status actual,
+      std::initializer_list<const char*> fragments) {
+    const std::string message = api_->last_error_message(context);
+    if (actual != expected) {
+      return ::testing::AssertionFailure()
+             << "expected status " << expected << ", got " << actual
+             << " (last error: \"" << message << "\")";
+    }
+    for (const char* fragment : fragments) {
+      if (message.find(fragment) == std::string::npos) {
+        return ::testing::AssertionFailure()
+               << "last error \"" << message << "\" does not mention \""
+               << fragment << "\"";
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+  // FailsWithOn for a call on context_.
+  ::testing::AssertionResult FailsWith(
+      openreg_status expected, openreg_status actual,
+      std::initializer_list<const char*> fragments) {
+    return FailsWithOn(context_, expected, actual, fragments);
+  }
+
   const openreg_driver_api* api_ = nullptr;
-  bool initialized_ = false;
+  // The context of the test, if it made one with Init.
+  openreg_context context_ = nullptr;
 };
 
 // --- Identity and defaults ---------------------------------------------------
 
 TEST_F(ThreadedSimTest, IdentityDefaultsAndProperties) {
   EXPECT_STREQ(api_->driver_name, "threaded_sim");
-  // ABI 1.1, with its optional stream_get_priority, which needs init too.
-  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V1_1);
-  EXPECT_EQ(api_->abi_version_minor, 1u);
-  ASSERT_NE(api_->stream_get_priority, nullptr);
-  int32_t priority = 0;
-  EXPECT_EQ(api_->stream_get_priority(nullptr, &priority),
-            OPENREG_ERROR_NOT_INITIALIZED);
-  ASSERT_EQ(api_->init(nullptr), OPENREG_SUCCESS);
-  initialized_ = true;
+  EXPECT_STREQ(api_->driver_version, "2.0.0");
+  // ABI 2.0 exactly.
+  EXPECT_EQ(api_->abi_version_major, 2u);
+  EXPECT_EQ(api_->abi_version_minor, 0u);
+  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_0);
+  ASSERT_EQ(api_->context_create(nullptr, &context_), OPENREG_SUCCESS)
+      << api_->last_error_message(nullptr);
   int32_t count = 0;
-  ASSERT_EQ(api_->get_device_count(&count), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->get_device_count(context_, &count), OPENREG_SUCCESS);
   EXPECT_EQ(count, 2);
   openreg_device_properties props{};
   props.struct_size = sizeof(props);
-  ASSERT_EQ(api_->get_device_properties(1, &props), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->get_device_properties(context_, 1, &props), OPENREG_SUCCESS);
   EXPECT_STREQ(props.name, "openreg threaded_sim device");
   EXPECT_EQ(props.total_memory_bytes, uint64_t{16} << 30);
   EXPECT_EQ(props.least_stream_priority, 0);
@@ -244,7 +261,7 @@ TEST_F(ThreadedSimTest, ConcurrentStreamsIsTheNumberOfExecutionSlots) {
   Init("execution_slots=3");
   openreg_device_properties props{};
   props.struct_size = sizeof(props);
-  ASSERT_EQ(api_->get_device_properties(0, &props), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->get_device_properties(context_, 0, &props), OPENREG_SUCCESS);
   EXPECT_EQ(props.concurrent_streams, 3);
 }
 
@@ -277,10 +294,11 @@ TEST_F(ThreadedSimTest, OptionErrorsNameTheKeyAndWhatIsValid) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.options);
     const openreg_driver_config config = Config(1, c.options);
-    EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT, api_->init(&config),
-                          c.fragments));
-    int32_t count = 0;
-    EXPECT_EQ(api_->get_device_count(&count), OPENREG_ERROR_NOT_INITIALIZED);
+    openreg_context context = nullptr;
+    EXPECT_TRUE(FailsWithOn(nullptr, OPENREG_ERROR_INVALID_ARGUMENT,
+                            api_->context_create(&config, &context),
+                            c.fragments));
+    EXPECT_EQ(context, nullptr);
   }
 }
 
@@ -312,14 +330,14 @@ TEST_F(ThreadedSimTest, WorkOnTwoStreamsOverlapsInTime) {
   openreg_stream a = NewStream(0);
   openreg_stream b = NewStream(0);
   Rendezvous rendezvous;
-  ASSERT_EQ(api_->launch_host_func(a, MeetTheOther, &rendezvous),
+  ASSERT_EQ(api_->launch_host_func(context_, a, MeetTheOther, &rendezvous),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(b, MeetTheOther, &rendezvous),
+  ASSERT_EQ(api_->launch_host_func(context_, b, MeetTheOther, &rendezvous),
             OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_synchronize(a), OPENREG_SUCCESS)
-      << api_->last_error_message();
-  EXPECT_EQ(api_->stream_synchronize(b), OPENREG_SUCCESS)
-      << api_->last_error_message();
+  EXPECT_EQ(api_->stream_synchronize(context_, a), OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
+  EXPECT_EQ(api_->stream_synchronize(context_, b), OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
 }
 
 // Launching returns before the work runs: shown by order, with the stream
@@ -329,16 +347,17 @@ TEST_F(ThreadedSimTest, LaunchReturnsBeforeTheWorkRuns) {
   openreg_stream stream = NewStream(0);
   constexpr int kItems = 20;
   Blocker blocker;
-  blocker.Launch(stream);
+  blocker.Launch(context_, stream);
   std::atomic<int> counter{0};
   for (int i = 0; i < kItems; ++i) {
-    ASSERT_EQ(api_->launch_host_func(stream, Count, &counter), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+              OPENREG_SUCCESS);
   }
   // Every launch returned while the stream was held: none of the work ran.
   EXPECT_EQ(counter.load(), 0);
-  EXPECT_EQ(api_->stream_query(stream), OPENREG_ERROR_NOT_READY);
+  EXPECT_EQ(api_->stream_query(context_, stream), OPENREG_ERROR_NOT_READY);
   blocker.Release();
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   EXPECT_EQ(counter.load(), kItems);
 }
 
@@ -350,12 +369,12 @@ TEST_F(ThreadedSimTest, OneExecutionSlotRunsOneItemAtATime) {
   // second finds it was there.
   Rendezvous rendezvous;
   rendezvous.timeout = milliseconds(200);
-  ASSERT_EQ(api_->launch_host_func(a, MeetTheOther, &rendezvous),
+  ASSERT_EQ(api_->launch_host_func(context_, a, MeetTheOther, &rendezvous),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(b, MeetTheOther, &rendezvous),
+  ASSERT_EQ(api_->launch_host_func(context_, b, MeetTheOther, &rendezvous),
             OPENREG_SUCCESS);
-  const openreg_status status_a = api_->stream_synchronize(a);
-  const openreg_status status_b = api_->stream_synchronize(b);
+  const openreg_status status_a = api_->stream_synchronize(context_, a);
+  const openreg_status status_b = api_->stream_synchronize(context_, b);
   EXPECT_EQ((status_a == OPENREG_ERROR_LAUNCH_FAILURE) +
                 (status_b == OPENREG_ERROR_LAUNCH_FAILURE),
             1)
@@ -363,9 +382,9 @@ TEST_F(ThreadedSimTest, OneExecutionSlotRunsOneItemAtATime) {
   // Slots are per device: device 0 still runs its own work.
   openreg_stream other_device = NewStream(0);
   std::atomic<int> counter{0};
-  ASSERT_EQ(api_->launch_host_func(other_device, Count, &counter),
+  ASSERT_EQ(api_->launch_host_func(context_, other_device, Count, &counter),
             OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_synchronize(other_device), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_synchronize(context_, other_device), OPENREG_SUCCESS);
   EXPECT_EQ(counter.load(), 1);
 }
 
@@ -378,20 +397,26 @@ TEST_F(ThreadedSimTest, HigherPriorityWorkOvertakesQueuedLowerPriorityWork) {
   openreg_stream medium = NewStream(0, -1);
   openreg_stream high = NewStream(0, -2);
   Blocker blocker;
-  blocker.Launch(blocker_stream);
+  blocker.Launch(context_, blocker_stream);
   // The blocker holds the only slot; everything below queues behind it.
   ASSERT_TRUE(blocker.AwaitStarted());
   RunLog log;
   Named l1{&log, "L1"}, l2{&log, "L2"}, b1{&log, "B1"}, m1{&log, "M1"},
       h1{&log, "H1"}, h2{&log, "H2"};
-  ASSERT_EQ(api_->launch_host_func(low_a, AppendName, &l1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(low_a, AppendName, &l2), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(low_b, AppendName, &b1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(medium, AppendName, &m1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(high, AppendName, &h1), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(high, AppendName, &h2), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, low_a, AppendName, &l1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, low_a, AppendName, &l2),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, low_b, AppendName, &b1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, medium, AppendName, &m1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, high, AppendName, &h1),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, high, AppendName, &h2),
+            OPENREG_SUCCESS);
   blocker.Release();
-  ASSERT_EQ(api_->device_synchronize(0), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->device_synchronize(context_, 0), OPENREG_SUCCESS);
   // Highest priority first; the high stream's second item asks for the slot
   // before its first one gives it back, so it keeps it. Among equal
   // priorities the oldest request wins: L2 asked only when L1 finished,
@@ -406,56 +431,56 @@ TEST_F(ThreadedSimTest, QueryIsNotReadyWhileTheLastItemRuns) {
   Init("");
   openreg_stream stream = NewStream(0);
   Blocker blocker;
-  blocker.Launch(stream);
+  blocker.Launch(context_, stream);
   ASSERT_TRUE(blocker.AwaitStarted());
   // The queue is empty and the item is running.
   for (int i = 0; i < 100; ++i) {
-    ASSERT_EQ(api_->stream_query(stream), OPENREG_ERROR_NOT_READY);
+    ASSERT_EQ(api_->stream_query(context_, stream), OPENREG_ERROR_NOT_READY);
   }
   blocker.Release();
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   EXPECT_TRUE(blocker.finished());
-  EXPECT_EQ(api_->stream_query(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_query(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_F(ThreadedSimTest, CopyIntoPageableMemoryBlocksButPinnedDoesNot) {
   Init("");
   openreg_stream stream = NewStream(0);
   void* device = nullptr;
-  ASSERT_EQ(api_->device_malloc(0, 64, &device), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->device_malloc(context_, 0, 64, &device), OPENREG_SUCCESS);
   std::memset(device, 0x7e, 64);
   void* pinned = nullptr;
-  ASSERT_EQ(api_->host_malloc(64, &pinned), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->host_malloc(context_, 64, &pinned), OPENREG_SUCCESS);
   std::memset(pinned, 0, 64);
 
   Blocker pinned_blocker;
-  pinned_blocker.Launch(stream);
-  ASSERT_EQ(api_->memcpy_async(pinned, device, 64,
+  pinned_blocker.Launch(context_, stream);
+  ASSERT_EQ(api_->memcpy_async(context_, pinned, device, 64,
                                OPENREG_MEMCPY_DEVICE_TO_HOST, stream),
             OPENREG_SUCCESS);
   // Returned while the stream is held: the copy is still queued.
   EXPECT_FALSE(pinned_blocker.finished());
   EXPECT_EQ(static_cast<unsigned char*>(pinned)[0], 0);
   pinned_blocker.Release();
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   EXPECT_EQ(static_cast<unsigned char*>(pinned)[0], 0x7e);
 
   Blocker pageable_blocker;
-  pageable_blocker.Launch(stream);
+  pageable_blocker.Launch(context_, stream);
   std::thread releaser([&pageable_blocker] {
     std::this_thread::sleep_for(milliseconds(100));
     pageable_blocker.Release();
   });
   std::vector<unsigned char> pageable(64, 0);
-  ASSERT_EQ(api_->memcpy_async(pageable.data(), device, 64,
+  ASSERT_EQ(api_->memcpy_async(context_, pageable.data(), device, 64,
                                OPENREG_MEMCPY_DEVICE_TO_HOST, stream),
             OPENREG_SUCCESS);
   // Returned only after the earlier work and the copy itself.
   EXPECT_TRUE(pageable_blocker.finished());
   EXPECT_EQ(pageable[63], 0x7e);
   releaser.join();
-  EXPECT_EQ(api_->host_free(pinned), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->device_free(0, device), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->host_free(context_, pinned), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
 }
 
 TEST_F(ThreadedSimTest, SmallPageableSourceIsStagedLargeOneWaits) {
@@ -464,35 +489,35 @@ TEST_F(ThreadedSimTest, SmallPageableSourceIsStagedLargeOneWaits) {
   constexpr size_t kSmall = 4096;
   constexpr size_t kLarge = (size_t{1} << 20) + 1;  // past the staging limit
   void* device = nullptr;
-  ASSERT_EQ(api_->device_malloc(0, kLarge, &device), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->device_malloc(context_, 0, kLarge, &device), OPENREG_SUCCESS);
   std::vector<unsigned char> source(kLarge, 0x5a);
 
   Blocker small_blocker;
-  small_blocker.Launch(stream);
-  ASSERT_EQ(api_->memcpy_async(device, source.data(), kSmall,
+  small_blocker.Launch(context_, stream);
+  ASSERT_EQ(api_->memcpy_async(context_, device, source.data(), kSmall,
                                OPENREG_MEMCPY_HOST_TO_DEVICE, stream),
             OPENREG_SUCCESS);
   // Staged: returned while the stream is held, and the source may change.
   EXPECT_FALSE(small_blocker.finished());
   std::fill(source.begin(), source.end(), 0x11);
   small_blocker.Release();
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   EXPECT_EQ(static_cast<unsigned char*>(device)[kSmall - 1], 0x5a);
 
   Blocker large_blocker;
-  large_blocker.Launch(stream);
+  large_blocker.Launch(context_, stream);
   std::thread releaser([&large_blocker] {
     std::this_thread::sleep_for(milliseconds(100));
     large_blocker.Release();
   });
-  ASSERT_EQ(api_->memcpy_async(device, source.data(), kLarge,
+  ASSERT_EQ(api_->memcpy_async(context_, device, source.data(), kLarge,
                                OPENREG_MEMCPY_HOST_TO_DEVICE, stream),
             OPENREG_SUCCESS);
   // Copied in place: returned only after the earlier work and the copy.
   EXPECT_TRUE(large_blocker.finished());
   EXPECT_EQ(static_cast<unsigned char*>(device)[kLarge - 1], 0x11);
   releaser.join();
-  EXPECT_EQ(api_->device_free(0, device), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
 }
 
 // --- Failures and their messages ---------------------------------------------
@@ -501,19 +526,23 @@ TEST_F(ThreadedSimTest, StickyFailureNamesTheStatusAndLaterWorkStillRuns) {
   Init("");
   openreg_stream stream = NewStream(0);
   std::atomic<int> counter{0};
-  ASSERT_EQ(api_->launch_host_func(stream, ReturnInvalidDevice, nullptr),
+  ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice,
+                                   nullptr),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(stream, Count, &counter), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(stream, ReturnInvalidDevice, nullptr),
+  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->launch_host_func(stream, Count, &counter), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice,
+                                   nullptr),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+            OPENREG_SUCCESS);
   EXPECT_TRUE(FailsWith(
-      OPENREG_ERROR_LAUNCH_FAILURE, api_->stream_synchronize(stream),
+      OPENREG_ERROR_LAUNCH_FAILURE, api_->stream_synchronize(context_, stream),
       {"stream_synchronize", "host function (item 1 of stream",
        "returned status 2 (OPENREG_ERROR_INVALID_DEVICE)",
        "1 later item(s) of that stream failed too", "reported once"}));
   EXPECT_EQ(counter.load(), 2);
-  EXPECT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
 }
 
 TEST_F(ThreadedSimTest, DeviceSynchronizeReportsEveryFailedStreamOnce) {
@@ -522,43 +551,45 @@ TEST_F(ThreadedSimTest, DeviceSynchronizeReportsEveryFailedStreamOnce) {
   openreg_stream b = NewStream(1);
   openreg_stream destroyed = NewStream(1);
   for (openreg_stream stream : {a, b, destroyed}) {
-    ASSERT_EQ(api_->launch_host_func(stream, ReturnInvalidDevice, nullptr),
+    ASSERT_EQ(api_->launch_host_func(context_, stream, ReturnInvalidDevice,
+                                     nullptr),
               OPENREG_SUCCESS);
   }
-  ASSERT_EQ(api_->stream_destroy(destroyed), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_destroy(context_, destroyed), OPENREG_SUCCESS);
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_LAUNCH_FAILURE,
-                        api_->device_synchronize(1),
+                        api_->device_synchronize(context_, 1),
                         {"device_synchronize", "device 1",
                          "OPENREG_ERROR_INVALID_DEVICE"}));
-  const std::string message = api_->last_error_message();
+  const std::string message = api_->last_error_message(context_);
   size_t mentions = 0;
   for (size_t at = message.find("returned status 2"); at != std::string::npos;
        at = message.find("returned status 2", at + 1)) {
     ++mentions;
   }
   EXPECT_EQ(mentions, 3u) << message;
-  EXPECT_EQ(api_->device_synchronize(1), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->stream_query(a), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_synchronize(context_, 1), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_query(context_, a), OPENREG_SUCCESS);
 }
 
 TEST_F(ThreadedSimTest, InvalidDevicePointersNameTheAllocationBounds) {
   Init("");
   openreg_stream stream = NewStream(0);
   char* device = nullptr;
-  ASSERT_EQ(api_->device_malloc(0, 1024, reinterpret_cast<void**>(&device)),
+  ASSERT_EQ(api_->device_malloc(context_, 0, 1024,
+                                reinterpret_cast<void**>(&device)),
             OPENREG_SUCCESS);
   std::vector<char> host(200);
   EXPECT_TRUE(FailsWith(
       OPENREG_ERROR_INVALID_ARGUMENT,
-      api_->memcpy_async(host.data(), device + 1000, 100,
+      api_->memcpy_async(context_, host.data(), device + 1000, 100,
                          OPENREG_MEMCPY_DEVICE_TO_HOST, stream),
       {"memcpy_async", "src range", "+100 bytes", "+1024 bytes", "device 0",
        "by 76 bytes"}));
   EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
-                        api_->memset_async(host.data(), 0, 8, stream),
+                        api_->memset_async(context_, host.data(), 0, 8, stream),
                         {"memset_async", "not inside any live device "
                                          "allocation"}));
-  EXPECT_EQ(api_->device_free(0, device), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
 }
 
 // Waits the ABI forbids inside a host function fail instead of deadlocking.
@@ -566,39 +597,42 @@ TEST_F(ThreadedSimTest, HostFunctionsCannotWaitForTheirOwnStream) {
   Init("");
   struct SelfWait {
     const openreg_driver_api* api;
+    openreg_context context;
     openreg_stream stream;
     openreg_status synchronize = OPENREG_SUCCESS;
     openreg_status device_synchronize = OPENREG_SUCCESS;
     openreg_status pageable_copy = OPENREG_SUCCESS;
     std::string message;
-  } self{api_, NewStream(0)};
+  } self{api_, context_, NewStream(0)};
   void* device = nullptr;
-  ASSERT_EQ(api_->device_malloc(0, 8, &device), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->device_malloc(context_, 0, 8, &device), OPENREG_SUCCESS);
   static void* s_device = nullptr;
   s_device = device;
   ASSERT_EQ(api_->launch_host_func(
-                self.stream,
+                context_, self.stream,
                 [](void* user_data) -> openreg_status {
                   auto* s = static_cast<SelfWait*>(user_data);
-                  s->synchronize = s->api->stream_synchronize(s->stream);
-                  s->message = s->api->last_error_message();
-                  s->device_synchronize = s->api->device_synchronize(0);
+                  s->synchronize =
+                      s->api->stream_synchronize(s->context, s->stream);
+                  s->message = s->api->last_error_message(s->context);
+                  s->device_synchronize =
+                      s->api->device_synchronize(s->context, 0);
                   char pageable[8];
                   s->pageable_copy = s->api->memcpy_async(
-                      pageable, s_device, 8, OPENREG_MEMCPY_DEVICE_TO_HOST,
-                      s->stream);
+                      s->context, pageable, s_device, 8,
+                      OPENREG_MEMCPY_DEVICE_TO_HOST, s->stream);
                   return OPENREG_SUCCESS;
                 },
                 &self),
             OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_synchronize(self.stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, self.stream), OPENREG_SUCCESS);
   EXPECT_EQ(self.synchronize, OPENREG_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(self.message.find("would wait for itself forever"),
             std::string::npos)
       << self.message;
   EXPECT_EQ(self.device_synchronize, OPENREG_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(self.pageable_copy, OPENREG_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(api_->device_free(0, device), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
 }
 
 // --- Adversarial mode ----------------------------------------------------------
@@ -609,14 +643,14 @@ TEST_F(ThreadedSimTest, AdversarialModeDelaysEveryItem) {
   std::atomic<int> counter{0};
   constexpr int kItems = 20;
   for (int i = 0; i < kItems; ++i) {
-    ASSERT_EQ(api_->launch_host_func(stream, Count, &counter),
+    ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
               OPENREG_SUCCESS);
   }
   const auto enqueued = steady_clock::now();
   // Work still pending when the launches returned (the delays sum to about
   // 200 ms; launching takes microseconds, even under a sanitizer).
   EXPECT_LT(counter.load(), kItems);
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   const auto finished = steady_clock::now();
   EXPECT_EQ(counter.load(), kItems);
   // 20 delays uniform in [0, 20 ms] sum to 200 ms on average; a lower bound
@@ -632,19 +666,21 @@ TEST_F(ThreadedSimTest, AdversarialModeExposesAMissingSynchronization) {
   Init("adversarial=1,adversarial_seed=11,adversarial_max_delay_us=20000");
   openreg_stream stream = NewStream(0);
   unsigned char* device = nullptr;
-  ASSERT_EQ(api_->device_malloc(0, 16, reinterpret_cast<void**>(&device)),
+  ASSERT_EQ(api_->device_malloc(context_, 0, 16,
+                                reinterpret_cast<void**>(&device)),
             OPENREG_SUCCESS);
   int stale = 0;
   constexpr int kTrials = 10;
   for (int trial = 1; trial <= kTrials; ++trial) {
-    ASSERT_EQ(api_->memset_async(device, trial, 16, stream), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->memset_async(context_, device, trial, 16, stream),
+              OPENREG_SUCCESS);
     // The bug under test: reading without stream_synchronize.
     if (device[15] != trial) ++stale;
-    ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
     ASSERT_EQ(device[15], trial);
   }
   EXPECT_GE(stale, kTrials - 2);
-  EXPECT_EQ(api_->device_free(0, device), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
 }
 
 // --- Worker threads and process lifetime ---------------------------------------
@@ -657,39 +693,41 @@ TEST_F(ThreadedSimTest, WorkersStartLazilyAndDestroyedStreamsReleaseThem) {
   EXPECT_EQ(ThreadCount(), baseline);
   std::atomic<int> counter{0};
   for (openreg_stream stream : streams) {
-    ASSERT_EQ(api_->launch_host_func(stream, Count, &counter),
+    ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
               OPENREG_SUCCESS);
   }
   EXPECT_EQ(ThreadCount(), baseline + 40);
   for (openreg_stream stream : streams) {
-    ASSERT_EQ(api_->stream_destroy(stream), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
   }
-  EXPECT_EQ(api_->device_synchronize(0), OPENREG_SUCCESS);
-  EXPECT_EQ(api_->device_synchronize(1), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_synchronize(context_, 0), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->device_synchronize(context_, 1), OPENREG_SUCCESS);
   EXPECT_EQ(counter.load(), 40);
   // Drained workers exit; creating or destroying a stream joins them.
   const auto deadline = steady_clock::now() + std::chrono::seconds(10);
   while (ThreadCount() != baseline && steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(5));
     for (int32_t device : {0, 1}) {
-      ASSERT_EQ(api_->stream_destroy(NewStream(device)), OPENREG_SUCCESS);
+      ASSERT_EQ(api_->stream_destroy(context_, NewStream(device)),
+                OPENREG_SUCCESS);
     }
   }
   EXPECT_EQ(ThreadCount(), baseline);
 }
 
-TEST_F(ThreadedSimTest, ShutdownWakesWorkersWaitingForEvents) {
+TEST_F(ThreadedSimTest, ContextDestroyWakesWorkersWaitingForEvents) {
   Init("");
   openreg_stream producer = NewStream(0);
   openreg_stream consumer = NewStream(1);
   openreg_event event = nullptr;
-  ASSERT_EQ(api_->event_create(0, 0, &event), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_create(context_, 0, 0, &event), OPENREG_SUCCESS);
   Blocker blocker;
-  blocker.Launch(producer);
-  ASSERT_EQ(api_->event_record(event, producer), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_wait_event(consumer, event), OPENREG_SUCCESS);
+  blocker.Launch(context_, producer);
+  ASSERT_EQ(api_->event_record(context_, event, producer), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, consumer, event),
+            OPENREG_SUCCESS);
   std::atomic<int> counter{0};
-  ASSERT_EQ(api_->launch_host_func(consumer, Count, &counter),
+  ASSERT_EQ(api_->launch_host_func(context_, consumer, Count, &counter),
             OPENREG_SUCCESS);
   ASSERT_TRUE(blocker.AwaitStarted());
   std::thread releaser([&blocker] {
@@ -697,8 +735,8 @@ TEST_F(ThreadedSimTest, ShutdownWakesWorkersWaitingForEvents) {
     blocker.Release();
   });
   const auto start = steady_clock::now();
-  initialized_ = false;
-  EXPECT_EQ(api_->shutdown(), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->context_destroy(std::exchange(context_, nullptr)),
+            OPENREG_SUCCESS);
   EXPECT_LT(steady_clock::now() - start, std::chrono::seconds(3));
   releaser.join();
   // The record was dropped with the queue, so the waiting stream never ran
@@ -749,7 +787,8 @@ int RunExitChild(const char* scenario, std::chrono::seconds timeout,
 
 TEST_F(ThreadedSimTest, ProcessExitsCleanlyWithWorkStillQueued) {
   for (const char* scenario :
-       {"queued_host_functions", "blocked_on_events", "adversarial_delays"}) {
+       {"queued_host_functions", "several_contexts", "blocked_on_events",
+        "adversarial_delays"}) {
     SCOPED_TRACE(scenario);
     milliseconds took{0};
     const int status = RunExitChild(scenario, std::chrono::seconds(30), &took);
@@ -783,31 +822,53 @@ TEST_F(ThreadedSimTest, ProcessExitGivesUpOnAStuckHostFunction) {
   EXPECT_LT(took, std::chrono::seconds(20));
 }
 
-TEST_F(ThreadedSimTest, ForkedChildStartsWithoutTheParentsState) {
+TEST_F(ThreadedSimTest, ForkedChildCannotUseTheParentsContexts) {
   Init("");
+  openreg_context other = NewContext("");
   openreg_stream stream = NewStream(0);
   std::atomic<int> counter{0};
-  ASSERT_EQ(api_->launch_host_func(stream, Count, &counter), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  // A worker of the other context is busy, holding its locks, at the fork.
+  openreg_stream busy = nullptr;
+  ASSERT_EQ(api_->stream_create(other, 0, 0, &busy), OPENREG_SUCCESS);
+  Blocker blocker;
+  blocker.Launch(other, busy);
+  ASSERT_TRUE(blocker.AwaitStarted());
   const pid_t pid = fork();
   if (pid == 0) {
-    // The child: the parent's streams have no workers here.
+    // The child: the parent's streams have no workers here. Every call on a
+    // parent context fails at once, without waiting for them.
     int32_t count = 0;
-    if (api_->get_device_count(&count) != OPENREG_ERROR_NOT_INITIALIZED) {
-      _exit(10);
+    for (openreg_context parent : {context_, other}) {
+      if (api_->get_device_count(parent, &count) !=
+          OPENREG_ERROR_INVALID_ARGUMENT) {
+        _exit(10);
+      }
+      if (std::strstr(api_->last_error_message(parent), "forked") ==
+          nullptr) {
+        _exit(11);
+      }
     }
-    if (std::strstr(api_->last_error_message(), "forked") == nullptr) _exit(11);
+    if (api_->stream_synchronize(other, busy) !=
+            OPENREG_ERROR_INVALID_ARGUMENT ||
+        api_->context_destroy(context_) != OPENREG_ERROR_INVALID_ARGUMENT) {
+      _exit(12);
+    }
     if (!kThreadsAllowedAfterFork) _exit(0);
     const openreg_driver_config config = Config(1, "");
-    if (api_->init(&config) != OPENREG_SUCCESS) _exit(12);
+    openreg_context child = nullptr;
+    if (api_->context_create(&config, &child) != OPENREG_SUCCESS) _exit(13);
     openreg_stream child_stream = nullptr;
     std::atomic<int> child_counter{0};
-    if (api_->stream_create(0, 0, &child_stream) != OPENREG_SUCCESS ||
-        api_->launch_host_func(child_stream, Count, &child_counter) !=
+    if (api_->stream_create(child, 0, 0, &child_stream) != OPENREG_SUCCESS ||
+        api_->launch_host_func(child, child_stream, Count, &child_counter) !=
             OPENREG_SUCCESS ||
-        api_->stream_synchronize(child_stream) != OPENREG_SUCCESS ||
-        child_counter.load() != 1 || api_->shutdown() != OPENREG_SUCCESS) {
-      _exit(13);
+        api_->stream_synchronize(child, child_stream) != OPENREG_SUCCESS ||
+        child_counter.load() != 1 ||
+        api_->context_destroy(child) != OPENREG_SUCCESS) {
+      _exit(14);
     }
     _exit(0);
   }
@@ -817,9 +878,114 @@ TEST_F(ThreadedSimTest, ForkedChildStartsWithoutTheParentsState) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   // The parent is unaffected.
-  ASSERT_EQ(api_->launch_host_func(stream, Count, &counter), OPENREG_SUCCESS);
-  ASSERT_EQ(api_->stream_synchronize(stream), OPENREG_SUCCESS);
+  blocker.Release();
+  ASSERT_EQ(api_->stream_synchronize(other, busy), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   EXPECT_EQ(counter.load(), 2);
+  EXPECT_EQ(api_->context_destroy(other), OPENREG_SUCCESS);
+}
+
+// --- Several contexts ------------------------------------------------------
+
+// Each context has its own devices and execution slots: with one slot each,
+// work of two contexts still runs at the same time.
+TEST_F(ThreadedSimTest, StreamsOfTwoContextsRunConcurrently) {
+  openreg_context a = NewContext("execution_slots=1");
+  openreg_context b = NewContext("execution_slots=1");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  openreg_stream on_a = nullptr;
+  openreg_stream on_b = nullptr;
+  ASSERT_EQ(api_->stream_create(a, 0, 0, &on_a), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_create(b, 0, 0, &on_b), OPENREG_SUCCESS);
+  Rendezvous rendezvous;
+  ASSERT_EQ(api_->launch_host_func(a, on_a, MeetTheOther, &rendezvous),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->launch_host_func(b, on_b, MeetTheOther, &rendezvous),
+            OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_synchronize(a, on_a), OPENREG_SUCCESS)
+      << api_->last_error_message(a);
+  EXPECT_EQ(api_->stream_synchronize(b, on_b), OPENREG_SUCCESS)
+      << api_->last_error_message(b);
+  EXPECT_EQ(api_->context_destroy(a), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->context_destroy(b), OPENREG_SUCCESS);
+}
+
+TEST_F(ThreadedSimTest, ContextsKeepTheirOwnMemoryAndHandles) {
+  Init("");
+  const openreg_driver_config small = Config(1, "");
+  openreg_context other = nullptr;
+  ASSERT_EQ(api_->context_create(&small, &other), OPENREG_SUCCESS);
+  int32_t count = 0;
+  ASSERT_EQ(api_->get_device_count(other, &count), OPENREG_SUCCESS);
+  EXPECT_EQ(count, 1);
+  // Filling the other context's device leaves this one's free.
+  void* filled = nullptr;
+  ASSERT_EQ(api_->device_malloc(other, 0, uint64_t{4} << 20, &filled),
+            OPENREG_SUCCESS);
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+  ASSERT_EQ(api_->mem_get_info(context_, 0, &free_bytes, &total_bytes),
+            OPENREG_SUCCESS);
+  EXPECT_EQ(free_bytes, total_bytes);
+  openreg_pointer_attributes attributes{};
+  attributes.struct_size = sizeof(attributes);
+  ASSERT_EQ(api_->pointer_get_attributes(context_, filled, &attributes),
+            OPENREG_SUCCESS);
+  EXPECT_EQ(attributes.memory_type, OPENREG_MEMORY_TYPE_UNREGISTERED);
+  // A handle of one context is rejected by the other.
+  openreg_stream foreign = nullptr;
+  openreg_event foreign_event = nullptr;
+  ASSERT_EQ(api_->stream_create(other, 0, 0, &foreign), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->event_create(other, 0, 0, &foreign_event), OPENREG_SUCCESS);
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->stream_query(context_, foreign),
+                        {"not a live stream of this context",
+                         "belongs to another context"}));
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->event_query(context_, foreign_event),
+                        {"not a live event of this context"}));
+  // Destroying the other context, with work queued, leaves this one working.
+  Blocker blocker;
+  blocker.Launch(other, foreign);
+  std::atomic<int> dropped{0};
+  ASSERT_EQ(api_->launch_host_func(other, foreign, Count, &dropped),
+            OPENREG_SUCCESS);
+  ASSERT_TRUE(blocker.AwaitStarted());
+  std::thread releaser([&blocker] {
+    std::this_thread::sleep_for(milliseconds(100));
+    blocker.Release();
+  });
+  ASSERT_EQ(api_->context_destroy(other), OPENREG_SUCCESS);
+  releaser.join();
+  EXPECT_EQ(dropped.load(), 0);
+  EXPECT_TRUE(FailsWithOn(other, OPENREG_ERROR_INVALID_ARGUMENT,
+                          api_->stream_query(other, foreign),
+                          {"stream_query", "not a live context",
+                           "destroyed by context_destroy"}));
+  openreg_stream stream = NewStream(1);
+  std::atomic<int> counter{0};
+  ASSERT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  EXPECT_EQ(counter.load(), 1);
+}
+
+TEST_F(ThreadedSimTest, NullContextIsRejectedWithAMessage) {
+  int32_t count = 0;
+  EXPECT_TRUE(FailsWithOn(nullptr, OPENREG_ERROR_INVALID_ARGUMENT,
+                          api_->get_device_count(nullptr, &count),
+                          {"threaded_sim: get_device_count",
+                           "context is NULL"}));
+  EXPECT_TRUE(FailsWithOn(nullptr, OPENREG_ERROR_INVALID_ARGUMENT,
+                          api_->launch_host_func(nullptr, nullptr, Count,
+                                                 nullptr),
+                          {"launch_host_func", "context is NULL"}));
+  EXPECT_TRUE(FailsWithOn(nullptr, OPENREG_ERROR_INVALID_ARGUMENT,
+                          api_->context_destroy(nullptr),
+                          {"context_destroy", "context is NULL"}));
 }
 
 }  // namespace

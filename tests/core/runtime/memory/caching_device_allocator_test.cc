@@ -64,10 +64,10 @@ TEST_P(CachingDeviceAllocatorTest, RefusesPointersItDidNotHandOut) {
 TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
   constexpr int kThreads = 8;
   constexpr int kIterations = 400;
-  std::vector<std::vector<openreg_stream>> streams(kDevices);
+  std::vector<std::vector<DriverStream>> streams(kDevices);
   for (int32_t device = 0; device < kDevices; ++device) {
     for (int i = 0; i < 4; ++i) {
-      streams[device].push_back(driver_->StreamCreate(device, 0).value());
+      streams[device].push_back(driver_->CreateStream(device, 0).value());
     }
   }
   std::vector<std::thread> threads;
@@ -86,7 +86,8 @@ TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
           const auto& device_streams = streams[device];
           ASSERT_TRUE(allocator_
                           ->RecordStream(*ptr, device_streams[random() %
-                                                              device_streams.size()])
+                                                              device_streams.size()]
+                                                   .get())
                           .ok());
         }
         live.push_back(*ptr);
@@ -111,9 +112,6 @@ TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
     EXPECT_EQ(stats.num_device_alloc, stats.num_device_free);
     EXPECT_EQ(driver_->MemGetInfo(device).value().free_bytes,
               driver_->MemGetInfo(device).value().total_bytes);
-    for (openreg_stream stream : streams[device]) {
-      ASSERT_TRUE(driver_->StreamDestroy(stream).ok());
-    }
   }
 }
 

@@ -255,13 +255,13 @@ TEST_P(DeviceMemoryPoolTest, RecordedStreamDelaysReuseUntilItCatchesUp) {
     GTEST_SKIP() << "cpu_sim runs host functions on the launching thread, so "
                     "a stream cannot be held busy";
   }
-  absl::StatusOr<openreg_stream> side = driver_->StreamCreate(0, 0);
+  absl::StatusOr<DriverStream> side = driver_->CreateStream(0, 0);
   ASSERT_TRUE(side.ok()) << side.status();
   Block* used = Allocate(4096);
   void* address = used->ptr;
   {
-    ::openreg::testing::StreamBlocker busy(*driver_, *side);
-    pool_->RecordStream(used, *side);
+    ::openreg::testing::StreamBlocker busy(*driver_, side->get());
+    pool_->RecordStream(used, side->get());
     pool_->Free(used);
     DeviceMemoryStats stats = pool_->stats();
     EXPECT_EQ(Current(stats.allocated_bytes), 0);
@@ -270,40 +270,42 @@ TEST_P(DeviceMemoryPoolTest, RecordedStreamDelaysReuseUntilItCatchesUp) {
     EXPECT_NE(other->ptr, address);
     pool_->Free(other);
   }  // the side stream runs on
-  ASSERT_TRUE(driver_->StreamSynchronize(*side).ok());
+  ASSERT_TRUE(driver_->StreamSynchronize(side->get()).ok());
   Block* reused = Allocate(4096);
   EXPECT_EQ(reused->ptr, address);
   EXPECT_EQ(Current(pool_->stats().active), 1);
   pool_->Free(reused);
-  ASSERT_TRUE(driver_->StreamDestroy(*side).ok());
 }
 
 TEST_P(DeviceMemoryPoolTest, EmptyCacheWaitsForRecordedStreams) {
   if (GetParam() == ::openreg::testing::kCpuSimPath) {
     GTEST_SKIP() << "cpu_sim runs host functions on the launching thread";
   }
-  absl::StatusOr<openreg_stream> side = driver_->StreamCreate(0, 0);
+  absl::StatusOr<DriverStream> side = driver_->CreateStream(0, 0);
   ASSERT_TRUE(side.ok());
   Block* used = Allocate(4096);
-  auto busy = std::make_unique<::openreg::testing::StreamBlocker>(*driver_, *side);
-  pool_->RecordStream(used, *side);
+  auto busy = std::make_unique<::openreg::testing::StreamBlocker>(*driver_,
+                                                                  side->get());
+  pool_->RecordStream(used, side->get());
   pool_->Free(used);
   busy->Release();
   ASSERT_TRUE(pool_->EmptyCache().ok());
   EXPECT_EQ(Current(pool_->stats().reserved_bytes), 0);
   busy.reset();
-  ASSERT_TRUE(driver_->StreamDestroy(*side).ok());
 }
 
 TEST_P(DeviceMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
   // An event cannot be recorded on a destroyed stream, so there is no telling
   // when that stream would be done: the block must never be handed out again.
-  absl::StatusOr<openreg_stream> gone = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(gone.ok());
-  ASSERT_TRUE(driver_->StreamDestroy(*gone).ok());
+  openreg_stream gone = nullptr;
+  {
+    absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
+    ASSERT_TRUE(stream.ok());
+    gone = stream->get();
+  }  // destroyed with its DriverStream
   Block* used = Allocate(4096);
   void* address = used->ptr;
-  pool_->RecordStream(used, *gone);
+  pool_->RecordStream(used, gone);
   pool_->Free(used);
   DeviceMemoryStats stats = pool_->stats();
   EXPECT_EQ(Current(stats.allocated_bytes), 0);

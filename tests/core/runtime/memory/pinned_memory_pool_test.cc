@@ -70,29 +70,31 @@ TEST_P(PinnedMemoryPoolTest, RecordedEventDelaysReuse) {
   if (GetParam() == ::openreg::testing::kCpuSimPath) {
     GTEST_SKIP() << "cpu_sim runs host functions on the launching thread";
   }
-  absl::StatusOr<openreg_stream> stream = driver_->StreamCreate(0, 0);
+  absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
   ASSERT_TRUE(stream.ok());
   void* staging = Allocate(4096);
   {
-    ::openreg::testing::StreamBlocker busy(*driver_, *stream);
+    ::openreg::testing::StreamBlocker busy(*driver_, stream->get());
     // A copy out of `staging` queued behind the blocker.
-    ASSERT_TRUE(pool_->RecordEvent(staging, 0, *stream));
+    ASSERT_TRUE(pool_->RecordEvent(staging, 0, stream->get()));
     ASSERT_TRUE(pool_->Free(staging));
     EXPECT_NE(Allocate(4096), staging);
   }
-  ASSERT_TRUE(driver_->StreamSynchronize(*stream).ok());
+  ASSERT_TRUE(driver_->StreamSynchronize(stream->get()).ok());
   EXPECT_EQ(Allocate(4096), staging);
-  ASSERT_TRUE(driver_->StreamDestroy(*stream).ok());
 }
 
 TEST_P(PinnedMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
   // No event can be recorded on a destroyed stream: the block must never be
   // handed out again.
-  absl::StatusOr<openreg_stream> gone = driver_->StreamCreate(0, 0);
-  ASSERT_TRUE(gone.ok());
-  ASSERT_TRUE(driver_->StreamDestroy(*gone).ok());
+  openreg_stream gone = nullptr;
+  {
+    absl::StatusOr<DriverStream> stream = driver_->CreateStream(0, 0);
+    ASSERT_TRUE(stream.ok());
+    gone = stream->get();
+  }  // destroyed with its DriverStream
   void* staging = Allocate(4096);
-  ASSERT_TRUE(pool_->RecordEvent(staging, 0, *gone));
+  ASSERT_TRUE(pool_->RecordEvent(staging, 0, gone));
   ASSERT_TRUE(pool_->Free(staging));
   EXPECT_NE(Allocate(4096), staging);
   EXPECT_EQ(pool_->stats().active_requests.current, 1);

@@ -21,8 +21,8 @@
 // Thread-safety: every function may be called from any user thread. The
 // completed-work list and the failure log have their own mutexes; work runs
 // on whatever thread the driver chooses.
-#ifndef OPENREG_CORE_RUNTIME_STREAM_WORK_H_
-#define OPENREG_CORE_RUNTIME_STREAM_WORK_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_STREAM_WORK_H_
+#define OPENREG_CORE_TORCH_RUNTIME_STREAM_WORK_H_
 
 #include <c10/core/Device.h>
 
@@ -78,4 +78,4 @@ bool InsideEnqueuedWork();
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_STREAM_WORK_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_STREAM_WORK_H_

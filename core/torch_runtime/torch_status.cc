@@ -1,10 +1,8 @@
-#include "core/runtime/torch_status.h"
+#include "core/torch_runtime/torch_status.h"
 
 #include <c10/util/Exception.h>
 
 #include <string>
-
-#include "core/runtime/runtime.h"
 
 namespace openreg {
 
@@ -20,14 +18,6 @@ void ThrowStatus(const absl::Status& status) {
     default:
       TORCH_CHECK(false, message);
   }
-}
-
-Runtime& RuntimeOrThrow() { return *ValueOrThrow(Runtime::Get()); }
-
-Runtime& RuntimeForDevice(int64_t device) {
-  Runtime& runtime = RuntimeOrThrow();
-  ThrowIfError(runtime.CheckDevice(device));
-  return runtime;
 }
 
 }  // namespace openreg

@@ -1,13 +1,15 @@
-#include "core/runtime/device_allocator.h"
+#include "core/torch_runtime/device_allocator.h"
 
 #include <c10/util/Exception.h>
 
-#include "core/runtime/memory_stats_to_torch.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/memory_stats_to_torch.h"
+#include "core/torch_runtime/openreg_device.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -45,8 +47,7 @@ c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
     // finish. Inside work that would wait for itself.
     if (!InsideEnqueuedWork()) WaitForEnqueuedWork(device);
   }));
-  return c10::DataPtr(data, data, &FreeDeviceMemory,
-                      c10::Device(c10::DeviceType::PrivateUse1, device));
+  return c10::DataPtr(data, data, &FreeDeviceMemory, OpenRegDevice(device));
 }
 
 c10::DeleterFnPtr DeviceAllocator::raw_deleter() const {
@@ -59,7 +60,7 @@ void DeviceAllocator::copy_data(void* dest, const void* src,
   const Driver& driver = RuntimeForDevice(device).driver();
   const openreg_stream stream = CurrentDriverStream(device);
   ThrowIfError(driver.MemcpyAsync(dest, src, count,
-                                  OPENREG_MEMCPY_DEVICE_TO_DEVICE, stream));
+                                  CopyKind::kDeviceToDevice, stream));
   ThrowIfError(driver.StreamSynchronize(stream));
 }
 
@@ -78,7 +79,7 @@ void DeviceAllocator::recordStream(const c10::DataPtr& ptr,
   if (ptr.get() == nullptr) return;
   ThrowIfError(RuntimeForDevice(stream.device_index())
                    .device_memory()
-                   .RecordStream(ptr.get(), DriverStream(stream)));
+                   .RecordStream(ptr.get(), DriverStreamOf(stream)));
 }
 
 c10::CachingDeviceAllocator::DeviceStats DeviceAllocator::getDeviceStats(

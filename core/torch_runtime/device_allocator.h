@@ -4,8 +4,8 @@
 //
 // Thread-safety: all methods may be called from any thread; the caching
 // allocator does its own locking.
-#ifndef OPENREG_CORE_RUNTIME_DEVICE_ALLOCATOR_H_
-#define OPENREG_CORE_RUNTIME_DEVICE_ALLOCATOR_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_DEVICE_ALLOCATOR_H_
+#define OPENREG_CORE_TORCH_RUNTIME_DEVICE_ALLOCATOR_H_
 
 #include <c10/core/CachingDeviceAllocator.h>
 
@@ -47,4 +47,4 @@ void FreeDeviceMemory(void* ptr);
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_DEVICE_ALLOCATOR_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_DEVICE_ALLOCATOR_H_

@@ -1,7 +1,7 @@
 // openreg's allocator statistics in PyTorch's own types, for
 // c10::DeviceAllocator::getDeviceStats and at::HostAllocator::get_stats.
-#ifndef OPENREG_CORE_RUNTIME_MEMORY_STATS_TO_TORCH_H_
-#define OPENREG_CORE_RUNTIME_MEMORY_STATS_TO_TORCH_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_MEMORY_STATS_TO_TORCH_H_
+#define OPENREG_CORE_TORCH_RUNTIME_MEMORY_STATS_TO_TORCH_H_
 
 #include <c10/core/CachingDeviceAllocator.h>
 
@@ -25,4 +25,4 @@ inline void CopyPoolStats(const PoolStats& from,
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_MEMORY_STATS_TO_TORCH_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_MEMORY_STATS_TO_TORCH_H_

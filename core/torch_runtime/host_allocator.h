@@ -4,8 +4,8 @@
 //
 // Thread-safety: all methods may be called from any thread; the pool does
 // its own locking.
-#ifndef OPENREG_CORE_RUNTIME_HOST_ALLOCATOR_H_
-#define OPENREG_CORE_RUNTIME_HOST_ALLOCATOR_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_HOST_ALLOCATOR_H_
+#define OPENREG_CORE_TORCH_RUNTIME_HOST_ALLOCATOR_H_
 
 #include <ATen/core/CachingHostAllocator.h>
 
@@ -34,4 +34,4 @@ bool IsPinnedHostPointer(const void* ptr);
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_HOST_ALLOCATOR_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_HOST_ALLOCATOR_H_

@@ -1,4 +1,4 @@
-#include "core/runtime/autograd_thread_workers.h"
+#include "core/torch_runtime/autograd_thread_workers.h"
 
 #include <ATen/ops/empty.h>
 #include <c10/util/thread_name.h>

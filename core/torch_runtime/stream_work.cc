@@ -1,4 +1,4 @@
-#include "core/runtime/stream_work.h"
+#include "core/torch_runtime/stream_work.h"
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
@@ -13,10 +13,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "core/runtime/autograd_thread_workers.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/autograd_thread_workers.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {

@@ -1,7 +1,7 @@
 // Growing an openreg storage in place, for resize_ and for PyTorch's
 // resizePrivateUse1Bytes hook: one implementation serves both.
-#ifndef OPENREG_CORE_RUNTIME_STORAGE_RESIZE_H_
-#define OPENREG_CORE_RUNTIME_STORAGE_RESIZE_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_STORAGE_RESIZE_H_
+#define OPENREG_CORE_TORCH_RUNTIME_STORAGE_RESIZE_H_
 
 #include <c10/core/Storage.h>
 
@@ -13,4 +13,4 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_size);
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_STORAGE_RESIZE_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_STORAGE_RESIZE_H_

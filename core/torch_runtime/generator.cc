@@ -1,4 +1,4 @@
-#include "core/runtime/generator.h"
+#include "core/torch_runtime/generator.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "core/runtime/runtime.h"
-#include "core/runtime/torch_status.h"
+#include "core/torch_runtime/openreg_device.h"
+#include "core/torch_runtime/runtime_accessor.h"
 
 namespace openreg {
 
 GeneratorImpl::GeneratorImpl(c10::DeviceIndex device)
-    : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, device),
-                         c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
+    : c10::GeneratorImpl(OpenRegDevice(device), kOpenRegKeys),
       cpu_generator_(at::detail::createCPUGenerator()) {}
 
 void GeneratorImpl::set_current_seed(uint64_t seed) {
@@ -75,7 +75,7 @@ at::Generator ReserveKernelGenerator(const at::Generator& device_generator) {
 }
 
 at::Generator NewGenerator(c10::DeviceIndex device) {
-  RuntimeForDevice(device);
+  CheckDeviceIndex(device);
   return at::make_generator<GeneratorImpl>(device);
 }
 

@@ -1,10 +1,11 @@
-#include "core/runtime/guard_impl.h"
+#include "core/torch_runtime/guard_impl.h"
 
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
 #include "core/runtime/thread_state.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -40,7 +41,7 @@ c10::Device GuardImpl::getDevice() const {
 void GuardImpl::setDevice(c10::Device device) const {
   TORCH_CHECK(device.type() == kDeviceType, "expected an openreg device, got ",
               device);
-  RuntimeForDevice(device.index());
+  CheckDeviceIndex(device.index());
   SetCurrentDeviceIndex(device.index());
 }
 
@@ -58,7 +59,7 @@ c10::DeviceIndex GuardImpl::deviceCount() const noexcept {
 
 c10::DeviceCapability GuardImpl::getDeviceCapability(
     c10::Device device) const {
-  RuntimeForDevice(IndexOf(device));
+  CheckDeviceIndex(IndexOf(device));
   // Every op runs ATen's CPU kernel on device memory, so a dtype is supported
   // when the CPU can allocate, copy and convert it. Not listed: quantized
   // types (they need a QuantizedPrivateUse1 backend openreg does not have),
@@ -86,7 +87,7 @@ c10::Stream GuardImpl::getStream(c10::Device device) const {
 
 c10::Stream GuardImpl::getDefaultStream(c10::Device device) const {
   const c10::DeviceIndex index = IndexOf(device);
-  RuntimeForDevice(index);
+  CheckDeviceIndex(index);
   return MakeStream(index, kDefaultStreamId);
 }
 
@@ -111,21 +112,21 @@ c10::Stream GuardImpl::getNewStream(c10::Device device, int priority) const {
 
 c10::Stream GuardImpl::exchangeStream(c10::Stream stream) const {
   const c10::Stream previous = CurrentStream(stream.device_index());
-  DriverStream(stream);  // validates the id
+  DriverStreamOf(stream);  // validates the id
   SetCurrentStreamId(stream.device_index(), stream.id());
   return previous;
 }
 
 bool GuardImpl::queryStream(const c10::Stream& stream) const {
-  return QueryStream(stream.device_index(), DriverStream(stream));
+  return QueryStream(stream.device_index(), DriverStreamOf(stream));
 }
 
 void GuardImpl::synchronizeStream(const c10::Stream& stream) const {
-  SynchronizeStream(stream.device_index(), DriverStream(stream));
+  SynchronizeStream(stream.device_index(), DriverStreamOf(stream));
 }
 
 void GuardImpl::synchronizeDevice(c10::DeviceIndex device_index) const {
-  RuntimeForDevice(device_index);
+  CheckDeviceIndex(device_index);
   SynchronizeDevice(device_index);
 }
 
@@ -137,22 +138,25 @@ void GuardImpl::record(void** event, const c10::Stream& stream,
               " does not match recording stream's device index ",
               static_cast<int>(stream.device_index()), ".");
   const Driver& driver = RuntimeOrThrow().driver();
-  const openreg_stream driver_stream = DriverStream(stream);
+  const openreg_stream driver_stream = DriverStreamOf(stream);
   if (*event == nullptr) {
     // PyTorch's convention: BACKEND_DEFAULT events time, PYTORCH_DEFAULT
     // events do not (as cudaEventDisableTiming).
-    const uint32_t flags = flag == c10::EventFlag::BACKEND_DEFAULT
-                               ? OPENREG_EVENT_ENABLE_TIMING
-                               : OPENREG_EVENT_DEFAULT;
-    *event = ValueOrThrow(driver.EventCreate(stream.device_index(), flags));
+    // c10 keeps the event as a void* and hands it back to destroyEvent, so
+    // ownership leaves the DriverEvent here and returns there.
+    const EventFlags flags = flag == c10::EventFlag::BACKEND_DEFAULT
+                                 ? EventFlags::kEnableTiming
+                                 : EventFlags::kDefault;
+    *event = ValueOrThrow(driver.CreateEvent(stream.device_index(), flags))
+                 .release();
   }
   ThrowIfError(driver.EventRecord(AsEvent(*event), driver_stream));
 }
 
 void GuardImpl::block(void* event, const c10::Stream& stream) const {
   if (event == nullptr) return;
-  ThrowIfError(RuntimeOrThrow().driver().StreamWaitEvent(DriverStream(stream),
-                                                         AsEvent(event)));
+  ThrowIfError(RuntimeOrThrow().driver().StreamWaitEvent(
+      DriverStreamOf(stream), AsEvent(event)));
 }
 
 bool GuardImpl::queryEvent(void* event) const {
@@ -179,10 +183,14 @@ const GuardImpl& GetGuardImpl() {
 }
 
 void GuardImpl::destroyEvent(void* event,
-                             c10::DeviceIndex /*device_index*/) const noexcept {
+                             c10::DeviceIndex device_index) const noexcept {
   if (event == nullptr) return;
   absl::StatusOr<Runtime*> runtime = Runtime::Get();
-  if (runtime.ok()) (*runtime)->driver().EventDestroy(AsEvent(event)).IgnoreError();
+  // Adopted back from record() and destroyed at once, as the DriverEvent
+  // goes out of scope.
+  if (runtime.ok()) {
+    (*runtime)->driver().AdoptEvent(AsEvent(event), device_index);
+  }
 }
 
 }  // namespace openreg

@@ -1,19 +1,20 @@
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/torch_stream.h"
 
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
-#include "core/runtime/torch_status.h"
+#include "core/torch_runtime/openreg_device.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/torch_status.h"
 
 namespace openreg {
 
 c10::Stream CurrentStream(c10::DeviceIndex device) {
-  RuntimeForDevice(device);
-  return c10::Stream(c10::Stream::UNSAFE,
-                     c10::Device(c10::DeviceType::PrivateUse1, device),
+  CheckDeviceIndex(device);
+  return c10::Stream(c10::Stream::UNSAFE, OpenRegDevice(device),
                      CurrentStreamId(device));
 }
 
-openreg_stream DriverStream(const c10::Stream& stream) {
+openreg_stream DriverStreamOf(const c10::Stream& stream) {
   TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
               "expected an openreg stream, got a stream of device ",
               stream.device());
@@ -25,7 +26,7 @@ openreg_stream DriverStream(const c10::Stream& stream) {
 }
 
 openreg_stream CurrentDriverStream(c10::DeviceIndex device) {
-  return DriverStream(CurrentStream(device));
+  return DriverStreamOf(CurrentStream(device));
 }
 
 }  // namespace openreg

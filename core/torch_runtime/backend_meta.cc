@@ -1,4 +1,4 @@
-#include "core/runtime/backend_meta.h"
+#include "core/torch_runtime/backend_meta.h"
 
 #include <c10/core/TensorImpl.h>
 
@@ -6,7 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/runtime/torch_status.h"
+#include "core/torch_runtime/torch_status.h"
 
 namespace openreg {
 namespace {

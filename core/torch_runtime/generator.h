@@ -14,8 +14,8 @@
 //
 // Thread-safety: PyTorch's convention: callers hold `mutex_`
 // (GeneratorImpl's) around any use; ReserveKernelGenerator takes it itself.
-#ifndef OPENREG_CORE_RUNTIME_GENERATOR_H_
-#define OPENREG_CORE_RUNTIME_GENERATOR_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_GENERATOR_H_
+#define OPENREG_CORE_TORCH_RUNTIME_GENERATOR_H_
 
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
@@ -54,4 +54,4 @@ at::Generator ReserveKernelGenerator(const at::Generator& device_generator);
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_GENERATOR_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_GENERATOR_H_

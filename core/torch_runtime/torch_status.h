@@ -6,8 +6,8 @@
 //   kUnimplemented     -> c10::NotImplementedError (NotImplementedError, a
 //                         RuntimeError): a feature the driver lacks
 //   anything else      -> c10::Error            (RuntimeError)
-#ifndef OPENREG_CORE_RUNTIME_TORCH_STATUS_H_
-#define OPENREG_CORE_RUNTIME_TORCH_STATUS_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_TORCH_STATUS_H_
+#define OPENREG_CORE_TORCH_RUNTIME_TORCH_STATUS_H_
 
 #include <utility>
 
@@ -15,8 +15,6 @@
 #include "absl/status/statusor.h"
 
 namespace openreg {
-
-class Runtime;
 
 [[noreturn]] void ThrowStatus(const absl::Status& status);
 
@@ -30,12 +28,6 @@ T ValueOrThrow(absl::StatusOr<T> value) {
   return *std::move(value);
 }
 
-// The runtime, initializing it on first use; throws if it cannot start.
-Runtime& RuntimeOrThrow();
-
-// The runtime after checking that `device` is a valid index.
-Runtime& RuntimeForDevice(int64_t device);
-
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_TORCH_STATUS_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_TORCH_STATUS_H_

@@ -1,15 +1,16 @@
-#include "core/runtime/storage_resize.h"
+#include "core/torch_runtime/storage_resize.h"
 
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
 
-#include "core/runtime/device_allocator.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/stream_work.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/device_allocator.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 
@@ -25,7 +26,7 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_size) {
   if (copy_size > 0) {
     const Driver& driver = RuntimeForDevice(device.index()).driver();
     ThrowIfError(driver.MemcpyAsync(new_data.get(), impl->data(), copy_size,
-                                    OPENREG_MEMCPY_DEVICE_TO_DEVICE,
+                                    CopyKind::kDeviceToDevice,
                                     CurrentDriverStream(device.index())));
   }
   c10::DataPtr old_data = impl->set_data_ptr(std::move(new_data));

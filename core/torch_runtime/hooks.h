@@ -2,8 +2,8 @@
 // itself (availability, generators, pinned memory, pointers, contexts).
 //
 // Thread-safety: stateless; every method may be called from any thread.
-#ifndef OPENREG_CORE_RUNTIME_HOOKS_H_
-#define OPENREG_CORE_RUNTIME_HOOKS_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_HOOKS_H_
+#define OPENREG_CORE_TORCH_RUNTIME_HOOKS_H_
 
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 
@@ -36,4 +36,4 @@ class Hooks final : public at::PrivateUse1HooksInterface {
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_HOOKS_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_HOOKS_H_

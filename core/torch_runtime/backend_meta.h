@@ -12,8 +12,8 @@
 //
 // Thread-safety: as for any tensor metadata, the caller must not change a
 // tensor's flags while another thread reads them.
-#ifndef OPENREG_CORE_RUNTIME_BACKEND_META_H_
-#define OPENREG_CORE_RUNTIME_BACKEND_META_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_BACKEND_META_H_
+#define OPENREG_CORE_TORCH_RUNTIME_BACKEND_META_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -44,4 +44,4 @@ void DeserializeBackendFlags(const at::Tensor& tensor,
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_BACKEND_META_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_BACKEND_META_H_

@@ -1,13 +1,14 @@
-#include "core/runtime/host_allocator.h"
+#include "core/torch_runtime/host_allocator.h"
 
 #include <c10/util/Exception.h>
 
 #include <cstring>
 
-#include "core/runtime/memory_stats_to_torch.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/torch_status.h"
-#include "core/runtime/torch_stream.h"
+#include "core/torch_runtime/memory_stats_to_torch.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/torch_status.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -40,7 +41,7 @@ void HostAllocator::copy_data(void* dest, const void* src,
 bool HostAllocator::record_event(void* /*ptr*/, void* ctx, c10::Stream stream) {
   return RuntimeForDevice(stream.device_index())
       .pinned_memory()
-      .RecordEvent(ctx, stream.device_index(), DriverStream(stream));
+      .RecordEvent(ctx, stream.device_index(), DriverStreamOf(stream));
 }
 
 void HostAllocator::empty_cache() {

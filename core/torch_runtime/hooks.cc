@@ -1,21 +1,15 @@
-#include "core/runtime/hooks.h"
+#include "core/torch_runtime/hooks.h"
 
-#include "core/runtime/generator.h"
-#include "core/runtime/guard_impl.h"
-#include "core/runtime/host_allocator.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/storage_resize.h"
-#include "core/runtime/torch_status.h"
+#include "core/torch_runtime/generator.h"
+#include "core/torch_runtime/guard_impl.h"
+#include "core/torch_runtime/host_allocator.h"
+#include "core/torch_runtime/openreg_device.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/storage_resize.h"
+#include "core/torch_runtime/torch_status.h"
 
 namespace openreg {
-namespace {
-
-c10::Device OpenRegDevice(c10::DeviceIndex index) {
-  return c10::Device(c10::DeviceType::PrivateUse1, index);
-}
-
-}  // namespace
-
 void Hooks::init() const { RuntimeOrThrow(); }
 
 bool Hooks::isAvailable() const { return Runtime::Get().ok(); }

@@ -20,8 +20,8 @@
 // autograd thread and runs until StopReleasingAutogradThreadWorkers, which the
 // Python package calls at interpreter exit, while the Python autograd engine
 // it uses is still whole.
-#ifndef OPENREG_CORE_RUNTIME_AUTOGRAD_THREAD_WORKERS_H_
-#define OPENREG_CORE_RUNTIME_AUTOGRAD_THREAD_WORKERS_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_AUTOGRAD_THREAD_WORKERS_H_
+#define OPENREG_CORE_TORCH_RUNTIME_AUTOGRAD_THREAD_WORKERS_H_
 
 #include <c10/core/Device.h>
 
@@ -35,4 +35,4 @@ void StopReleasingAutogradThreadWorkers();
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_AUTOGRAD_THREAD_WORKERS_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_AUTOGRAD_THREAD_WORKERS_H_

@@ -6,8 +6,8 @@
 // created lazily on first record, on the recording stream's device.
 //
 // Thread-safety: stateless; every method may be called from any thread.
-#ifndef OPENREG_CORE_RUNTIME_GUARD_IMPL_H_
-#define OPENREG_CORE_RUNTIME_GUARD_IMPL_H_
+#ifndef OPENREG_CORE_TORCH_RUNTIME_GUARD_IMPL_H_
+#define OPENREG_CORE_TORCH_RUNTIME_GUARD_IMPL_H_
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
@@ -54,4 +54,4 @@ const GuardImpl& GetGuardImpl();
 
 }  // namespace openreg
 
-#endif  // OPENREG_CORE_RUNTIME_GUARD_IMPL_H_
+#endif  // OPENREG_CORE_TORCH_RUNTIME_GUARD_IMPL_H_

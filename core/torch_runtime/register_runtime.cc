@@ -8,11 +8,11 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/jit/serialization/pickler_helper.h>
 
-#include "core/runtime/backend_meta.h"
-#include "core/runtime/device_allocator.h"
-#include "core/runtime/guard_impl.h"
-#include "core/runtime/hooks.h"
-#include "core/runtime/host_allocator.h"
+#include "core/torch_runtime/backend_meta.h"
+#include "core/torch_runtime/device_allocator.h"
+#include "core/torch_runtime/guard_impl.h"
+#include "core/torch_runtime/hooks.h"
+#include "core/torch_runtime/host_allocator.h"
 
 namespace openreg {
 namespace {
