@@ -1,6 +1,9 @@
 """The minimal example driver, loaded by absolute path, trains examples/train.py.
 
-    minimal_driver_training_test.py DRIVER_SO TRAIN_PY
+    minimal_driver_training_test.py DRIVER_SO TRAIN_PY ABI_VERSION
+
+ABI_VERSION is the version the driver implements: "2.0" for minimal_driver.cc,
+"1.0" for minimal_driver_v1.cc, which the core runs through its 1.x adapter.
 
 Sets OPENREG_DRIVER to the driver's absolute path before torch is imported,
 as a driver author would, then runs a few training steps on openreg and on the
@@ -15,6 +18,8 @@ import unittest
 
 DRIVER = os.path.abspath(sys.argv[1])
 TRAIN_PY = os.path.abspath(sys.argv[2])
+ABI_VERSION = sys.argv[3]
+DRIVER_NAME = {"2.0": "minimal", "1.0": "minimal_v1"}[ABI_VERSION]
 os.environ["OPENREG_DRIVER"] = DRIVER
 
 import torch  # noqa: E402
@@ -39,17 +44,23 @@ print(losses)
 class MinimalDriverTrainingTest(unittest.TestCase):
     def test_driver_is_the_minimal_one(self):
         info = torch.openreg.driver_info()
-        self.assertEqual(info.name, "minimal")
+        self.assertEqual(info.name, DRIVER_NAME)
+        self.assertEqual(info.abi_version, ABI_VERSION)
         self.assertEqual(torch.openreg.device_count(), 2)
 
+    @unittest.skipUnless(ABI_VERSION == "2.0", "stream_get_priority is required from ABI 2.0 on")
+    def test_stream_priority_of_an_abi_2_0_driver(self):
+        stream = torch.openreg.Stream(priority=0)
+        self.assertEqual(stream.priority, 0)
+
+    @unittest.skipUnless(ABI_VERSION == "1.0", "the 1.0 driver lacks stream_get_priority")
     def test_stream_priority_is_unsupported_by_an_abi_1_0_driver(self):
-        # The minimal driver is built for ABI 1.0 on purpose; stream_get_priority came in 1.1.
-        self.assertEqual(torch.openreg.driver_info().abi_version, "1.0")
+        # minimal_driver_v1 is built for ABI 1.0 on purpose; stream_get_priority came in 1.1.
         stream = torch.openreg.Stream(priority=0)
         with self.assertRaises(NotImplementedError) as caught:
             stream.priority
         message = str(caught.exception)
-        self.assertIn("openreg driver 'minimal' implements driver ABI 1.0", message)
+        self.assertIn("openreg driver 'minimal_v1' implements driver ABI 1.0", message)
         self.assertIn("stream_get_priority needs ABI 1.1", message)
         self.assertIn("update the driver", message)
         # Everything else about the stream works.
