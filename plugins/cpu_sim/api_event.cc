@@ -2,9 +2,10 @@
 
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
+#include "plugins/cpu_sim/stream.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
-#include "plugins/cpu_sim/stream.h"
+#include "plugins/sim_support/stream_event_checks.h"
 
 namespace openreg::cpu_sim {
 
@@ -14,8 +15,7 @@ openreg_status event_create(openreg_context context, int32_t device,
                             uint32_t flags, openreg_event* event) {
   std::shared_ptr<DriverState> state;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "event_create", &state));
-  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "event_create"));
-  SIM_RETURN_IF_ERROR(RequireNonNull(event, "event_create", "event"));
+  SIM_RETURN_IF_ERROR(sim::CheckEventCreate(*state, device, flags, event));
   return state->events().Create(device, flags, event);
 }
 

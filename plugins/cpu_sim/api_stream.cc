@@ -5,6 +5,7 @@
 #include "plugins/cpu_sim/driver_state.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
+#include "plugins/sim_support/stream_event_checks.h"
 
 namespace openreg::cpu_sim {
 
@@ -17,10 +18,7 @@ openreg_status stream_create(openreg_context context, int32_t device,
                              int32_t priority, openreg_stream* stream) {
   std::shared_ptr<DriverState> state;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_create", &state));
-  SIM_RETURN_IF_ERROR(state->CheckDevice(device, "stream_create"));
-  SIM_RETURN_IF_ERROR(RequireNonNull(stream, "stream_create", "stream"));
-  SIM_RETURN_IF_ERROR(
-      state->CheckStreamPriority(device, priority, "stream_create"));
+  SIM_RETURN_IF_ERROR(sim::CheckStreamCreate(*state, device, priority, stream));
   return state->streams().Create(device, priority, stream);
 }
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "plugins/sim_support/error.h"
+#include "plugins/sim_support/stream_event_checks.h"
 
 namespace openreg::cpu_sim {
 
@@ -9,41 +10,19 @@ using sim::Fail;
 
 namespace {
 
-constexpr uint32_t kKnownEventFlags = OPENREG_EVENT_ENABLE_TIMING;
-
 // Why `info` cannot be used for timing, or SUCCESS. `role` is "start" or
 // "end", the event's parameter name in event_elapsed_time.
 openreg_status CheckTimeable(const EventInfo& info, openreg_event event,
                              const char* role) {
-  if ((info.flags & OPENREG_EVENT_ENABLE_TIMING) == 0) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("event_elapsed_time: %s event %p was created "
-                                "without OPENREG_EVENT_ENABLE_TIMING; create "
-                                "it with that flag to time it",
-                                role, event));
-  }
-  if (!info.recorded_at.has_value()) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("event_elapsed_time: %s event %p was never "
-                                "recorded; call event_record on it first",
-                                role, event));
-  }
-  return OPENREG_SUCCESS;
+  return sim::CheckTimingEventRecorded(
+      event, (info.flags & OPENREG_EVENT_ENABLE_TIMING) != 0,
+      info.recorded_at.has_value(), role);
 }
 
 }  // namespace
 
 openreg_status EventTable::Create(int32_t device, uint32_t flags,
                                   openreg_event* event) {
-  if ((flags & ~kKnownEventFlags) != 0) {
-    return Fail(OPENREG_ERROR_NOT_SUPPORTED,
-                absl::StrFormat("event_create: flags 0x%x contain bits 0x%x "
-                                "that cpu_sim does not support; the only "
-                                "supported flag is OPENREG_EVENT_ENABLE_TIMING "
-                                "(0x%x)",
-                                flags, flags & ~kKnownEventFlags,
-                                kKnownEventFlags));
-  }
   *event = registry_.Add(EventInfo{device, flags, std::nullopt});
   return OPENREG_SUCCESS;
 }

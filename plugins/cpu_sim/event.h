@@ -26,8 +26,8 @@ struct EventInfo {
 
 class EventTable {
  public:
-  // event_create on an already validated `device`: NOT_SUPPORTED for flag
-  // bits this ABI version does not define.
+  // event_create on an already validated `device` and `flags`
+  // (sim::CheckEventCreate).
   openreg_status Create(int32_t device, uint32_t flags, openreg_event* event);
 
   // event_destroy: INVALID_ARGUMENT when `event` is not live.

@@ -2,12 +2,13 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
-#include "plugins/threaded_sim/api.h"
-#include "plugins/threaded_sim/driver_state.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
-#include "plugins/threaded_sim/event.h"
 #include "plugins/sim_support/handle_registry.h"
+#include "plugins/sim_support/stream_event_checks.h"
+#include "plugins/threaded_sim/api.h"
+#include "plugins/threaded_sim/driver_state.h"
+#include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
 
@@ -18,33 +19,19 @@ using sim::RequireNonNull;
 
 namespace {
 
-constexpr uint32_t kKnownEventFlags = OPENREG_EVENT_ENABLE_TIMING;
-
 // Why `event` cannot be used for timing: INVALID_ARGUMENT for a non-timing
 // or never recorded event, NOT_READY while its latest record has not
 // completed. `role` is "start" or "end", its parameter name.
 openreg_status CheckTimeable(const Event& event, const Event::LatestRecord& latest,
                              const char* role) {
-  constexpr const char* kFunction = "event_elapsed_time";
-  if (!event.timing()) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: %s event %p was created without "
-                                "OPENREG_EVENT_ENABLE_TIMING; create it with "
-                                "that flag to time it",
-                                kFunction, role, event.handle()));
-  }
-  if (latest.version == 0) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: %s event %p was never recorded; call "
-                                "event_record on it first",
-                                kFunction, role, event.handle()));
-  }
+  SIM_RETURN_IF_ERROR(sim::CheckTimingEventRecorded(
+      event.handle(), event.timing(), /*recorded=*/latest.version != 0, role));
   if (latest.complete && !latest.completed_at.has_value()) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: the latest event_record of %s event %p "
-                                "failed, so it has no timestamp; record it "
-                                "again",
-                                kFunction, role, event.handle()));
+                absl::StrFormat("event_elapsed_time: the latest event_record "
+                                "of %s event %p failed, so it has no "
+                                "timestamp; record it again",
+                                role, event.handle()));
   }
   return OPENREG_SUCCESS;
 }
@@ -56,17 +43,7 @@ openreg_status event_create(openreg_context context, int32_t device,
   constexpr const char* kFunction = "event_create";
   std::shared_ptr<DriverState> state;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
-  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
-  SIM_RETURN_IF_ERROR(RequireNonNull(event, kFunction, "event"));
-  if ((flags & ~kKnownEventFlags) != 0) {
-    return Fail(OPENREG_ERROR_NOT_SUPPORTED,
-                absl::StrFormat("%s: flags 0x%x contain bits 0x%x that "
-                                "threaded_sim does not support; the only "
-                                "supported flag is OPENREG_EVENT_ENABLE_TIMING "
-                                "(0x%x)",
-                                kFunction, flags, flags & ~kKnownEventFlags,
-                                kKnownEventFlags));
-  }
+  SIM_RETURN_IF_ERROR(sim::CheckEventCreate(*state, device, flags, event));
   const openreg_event handle = sim::NewHandle<openreg_event>();
   state->events().Insert(handle,
                          std::make_shared<Event>(handle, device, flags));

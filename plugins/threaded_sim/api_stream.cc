@@ -1,12 +1,13 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
-#include "plugins/threaded_sim/api.h"
-#include "plugins/threaded_sim/driver_state.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
-#include "plugins/threaded_sim/event.h"
 #include "plugins/sim_support/handle_registry.h"
+#include "plugins/sim_support/stream_event_checks.h"
+#include "plugins/threaded_sim/api.h"
+#include "plugins/threaded_sim/driver_state.h"
+#include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/stream.h"
 #include "plugins/threaded_sim/work_item.h"
 
@@ -20,9 +21,7 @@ openreg_status stream_create(openreg_context context, int32_t device,
   constexpr const char* kFunction = "stream_create";
   std::shared_ptr<DriverState> state;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
-  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
-  SIM_RETURN_IF_ERROR(RequireNonNull(stream, kFunction, "stream"));
-  SIM_RETURN_IF_ERROR(state->CheckStreamPriority(device, priority, kFunction));
+  SIM_RETURN_IF_ERROR(sim::CheckStreamCreate(*state, device, priority, stream));
   const openreg_stream handle = sim::NewHandle<openreg_stream>();
   state->streams().Insert(handle,
                           state->device(device).CreateStream(handle, priority));
