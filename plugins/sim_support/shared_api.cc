@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "absl/strings/str_format.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/sim_support/sim_state.h"
@@ -26,17 +25,9 @@ openreg_status get_device_properties(openreg_context context, int32_t device,
   SIM_RETURN_IF_ERROR(FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
-  if (!SIM_HAS_FIELD(openreg_device_properties, props, name)) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: props->struct_size is %u, too small for "
-                                "any v1.0 field (at least %u); set it to "
-                                "OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0 "
-                                "(%u) or sizeof(openreg_device_properties)",
-                                kFunction, props->struct_size,
-                                OPENREG_STRUCT_SIZE(openreg_device_properties,
-                                                    name),
-                                OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0));
-  }
+  SIM_RETURN_IF_ERROR(SIM_CHECK_V1_0_STRUCT_SIZE(
+      openreg_device_properties, props, name,
+      OPENREG_DEVICE_PROPERTIES_STRUCT_SIZE_V1_0, kFunction));
   std::snprintf(props->name, sizeof(props->name), "openreg %s device",
                 state->driver_name());
   if (SIM_HAS_FIELD(openreg_device_properties, props, total_memory_bytes)) {

@@ -41,20 +41,12 @@ struct WorkItem {
     return item;
   }
   static WorkItem EventMarker(std::shared_ptr<Event> event, uint64_t version) {
-    WorkItem item;
-    item.kind = Kind::kEventMarker;
-    item.description = "event_record marker";
-    item.event = std::move(event);
-    item.version = version;
-    return item;
+    return ForEvent(Kind::kEventMarker, "event_record marker", std::move(event),
+                    version);
   }
   static WorkItem EventWait(std::shared_ptr<Event> event, uint64_t version) {
-    WorkItem item;
-    item.kind = Kind::kEventWait;
-    item.description = "stream_wait_event wait";
-    item.event = std::move(event);
-    item.version = version;
-    return item;
+    return ForEvent(Kind::kEventWait, "stream_wait_event wait",
+                    std::move(event), version);
   }
 
   // Only compute items take an execution slot (see execution_slots.h).
@@ -67,6 +59,19 @@ struct WorkItem {
   absl::AnyInvocable<openreg_status()> compute;
   std::shared_ptr<Event> event;
   uint64_t version = 0;
+
+ private:
+  // The item of `version` of `event`: the marker and the wait differ only in
+  // kind and description.
+  static WorkItem ForEvent(Kind kind, const char* description,
+                           std::shared_ptr<Event> event, uint64_t version) {
+    WorkItem item;
+    item.kind = kind;
+    item.description = description;
+    item.event = std::move(event);
+    item.version = version;
+    return item;
+  }
 };
 
 }  // namespace openreg::threaded_sim
