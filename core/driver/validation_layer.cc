@@ -377,22 +377,38 @@ struct ValidationCalls {
     return layer.Forward(status);
   }
 
+  static absl::Status CheckLive(const ValidationTracker& tracker,
+                                openreg_stream stream) {
+    return tracker.LiveStream(stream, "stream").status();
+  }
+  static absl::Status CheckLive(const ValidationTracker& tracker,
+                                openreg_event event) {
+    return tracker.LiveEvent(event, "event").status();
+  }
+
+  // The calls whose one argument is a stream or an event (query and
+  // synchronize): the handle must be live; `argument` is its name.
+  template <typename Handle>
+  static openreg_status ForwardOnLive(
+      openreg_context context, const char* function, const char* argument,
+      Handle handle,
+      openreg_status (*openreg_driver_api::*call)(openreg_context, Handle)) {
+    OPENREG_FIND_LAYER(context, function);
+    OPENREG_VALIDATE(CheckLive(layer.tracker_, handle), "%s(%s=%p)", function,
+                     argument, handle);
+    return layer.Forward((layer.driver_.*call)(layer.driver_context_, handle));
+  }
+
   static openreg_status stream_query(openreg_context context,
                                      openreg_stream stream) {
-    OPENREG_FIND_LAYER(context, "stream_query");
-    OPENREG_VALIDATE(layer.tracker_.LiveStream(stream, "stream").status(),
-                     "stream_query(stream=%p)", stream);
-    return layer.Forward(
-        layer.driver_.stream_query(layer.driver_context_, stream));
+    return ForwardOnLive(context, "stream_query", "stream", stream,
+                         &openreg_driver_api::stream_query);
   }
 
   static openreg_status stream_synchronize(openreg_context context,
                                            openreg_stream stream) {
-    OPENREG_FIND_LAYER(context, "stream_synchronize");
-    OPENREG_VALIDATE(layer.tracker_.LiveStream(stream, "stream").status(),
-                     "stream_synchronize(stream=%p)", stream);
-    return layer.Forward(
-        layer.driver_.stream_synchronize(layer.driver_context_, stream));
+    return ForwardOnLive(context, "stream_synchronize", "stream", stream,
+                         &openreg_driver_api::stream_synchronize);
   }
 
   static openreg_status stream_wait_event(openreg_context context,
@@ -484,20 +500,14 @@ struct ValidationCalls {
 
   static openreg_status event_query(openreg_context context,
                                     openreg_event event) {
-    OPENREG_FIND_LAYER(context, "event_query");
-    OPENREG_VALIDATE(layer.tracker_.LiveEvent(event, "event").status(),
-                     "event_query(event=%p)", event);
-    return layer.Forward(
-        layer.driver_.event_query(layer.driver_context_, event));
+    return ForwardOnLive(context, "event_query", "event", event,
+                         &openreg_driver_api::event_query);
   }
 
   static openreg_status event_synchronize(openreg_context context,
                                           openreg_event event) {
-    OPENREG_FIND_LAYER(context, "event_synchronize");
-    OPENREG_VALIDATE(layer.tracker_.LiveEvent(event, "event").status(),
-                     "event_synchronize(event=%p)", event);
-    return layer.Forward(
-        layer.driver_.event_synchronize(layer.driver_context_, event));
+    return ForwardOnLive(context, "event_synchronize", "event", event,
+                         &openreg_driver_api::event_synchronize);
   }
 
   static absl::Status CheckTimingEvent(const ValidationTracker& tracker,
