@@ -138,6 +138,17 @@ absl::StatusOr<RuntimeConfig> RuntimeConfigFromEnvironment(
     }
     config.driver_validation = value == "1";
   }
+  if (std::optional<std::string> blocking = lookup("OPENREG_LAUNCH_BLOCKING")) {
+    const absl::string_view value = absl::StripAsciiWhitespace(*blocking);
+    if (value != "0" && value != "1" && !value.empty()) {
+      return InvalidVariable("OPENREG_LAUNCH_BLOCKING", *blocking,
+                             "0 (off, the default: failures of enqueued work "
+                             "surface at the next synchronization) or 1 (every "
+                             "op waits for its own work and raises where it "
+                             "fails)");
+    }
+    config.launch_blocking = value == "1";
+  }
   return config;
 }
 

@@ -30,6 +30,7 @@ struct RuntimeConfig {
   std::string driver_options;                    // OPENREG_DRIVER_OPTIONS, passed to init
   AllocatorConfig allocator;                     // OPENREG_ALLOC_CONF
   bool driver_validation = false;                // OPENREG_DRIVER_VALIDATION
+  bool launch_blocking = false;                  // OPENREG_LAUNCH_BLOCKING
 };
 
 // Parses sizes such as "1048576", "512MiB", "2GiB", "1.5GB" (binary and

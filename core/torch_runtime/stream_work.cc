@@ -23,10 +23,25 @@ namespace openreg {
 namespace {
 
 struct PendingWork {
+  PendingWork(absl::AnyInvocable<void()> work, absl::string_view op_name,
+              c10::DeviceIndex device, openreg_stream stream)
+      : work(std::move(work)),
+        op_name(op_name),
+        device(device),
+        stream(stream) {}
+
   absl::AnyInvocable<void()> work;
-  std::string op_name;
-  c10::DeviceIndex device;
-  openreg_stream stream;
+  const std::string op_name;
+  const c10::DeviceIndex device;
+  const openreg_stream stream;
+  // Whether the driver has called RunPendingWork. Read by the launching
+  // thread after a failed launch: a driver may fail the call (even with
+  // LAUNCH_FAILURE, or an injected fault) without ever running the work, and
+  // then nothing else would release it or count it done.
+  std::atomic<bool> ran{false};
+  // The launching thread and the driver's run each own the work; the last
+  // one to let go hands it to CompletedWork (Note [Asynchronous execution]).
+  std::atomic<int> owners{2};
 };
 
 // Work the driver has run, waiting to be destroyed on a user thread.
@@ -154,6 +169,10 @@ FailureLog& Failures() {
   return *failures;
 }
 
+void ReleaseOwnership(PendingWork* work) {
+  if (work->owners.fetch_sub(1) == 1) Completed().Push(work);
+}
+
 // The host function behind every launch. C on the driver's side: nothing may
 // escape it.
 openreg_status RunPendingWork(void* user_data) {
@@ -185,19 +204,37 @@ openreg_status RunPendingWork(void* user_data) {
   inside_enqueued_work = was_inside;
   // Failed kernels too: they may have started OpenMP workers all the same.
   NoteWorkOnThisThread(device);
-  Completed().Push(pending);  // from here on `pending` may be destroyed
+  pending->ran.store(true);
+  ReleaseOwnership(pending);  // from here on `pending` may be destroyed
   InFlight().Done(device);
   return status;
 }
 
-// Turns a driver's failed synchronization into the error users see: the
-// kernels' own messages when the core has them, the driver's otherwise.
+// How a failure is reported: at a synchronization point, or at the op that
+// enqueued the work (its launch failed, or OPENREG_LAUNCH_BLOCKING made it
+// wait for its own work).
+struct ReportAt {
+  absl::string_view op_name;  // empty at a synchronization point
+  bool launch_blocking = false;
+};
+
+// Turns a driver's failed launch or synchronization into the error users
+// see: the kernels' own messages when the core has them, the driver's
+// otherwise, prefixed with the op when the failure is raised at one.
 void ThrowIfFailed(const absl::Status& status, c10::DeviceIndex device,
-                   openreg_stream stream) {
+                   openreg_stream stream, const ReportAt& at = {}) {
   if (status.ok()) return;
   std::vector<FailureLog::Failure> failures = Failures().Take(device, stream);
   if (status.code() != absl::StatusCode::kAborted || failures.empty()) {
-    ThrowStatus(status);
+    if (at.op_name.empty()) ThrowStatus(status);
+    // The same code, so an allocation fault stays torch.OutOfMemoryError.
+    ThrowStatus(absl::Status(
+        status.code(),
+        absl::StrCat("openreg: ", at.op_name, " failed on openreg:",
+                     static_cast<int>(device), ": ", status.message(),
+                     at.launch_blocking ? " (raised at the op because "
+                                          "OPENREG_LAUNCH_BLOCKING=1)"
+                                        : "")));
   }
   std::string message = "openreg: ";
   for (const FailureLog::Failure& failure : failures) {
@@ -208,10 +245,23 @@ void ThrowIfFailed(const absl::Status& status, c10::DeviceIndex device,
     }
     absl::StrAppend(&message, "\n");
   }
-  absl::StrAppend(&message,
-                  "The error is reported at the first synchronization after "
-                  "the failing op was enqueued; results of work after it on "
-                  "that stream are unreliable. The device remains usable.");
+  if (at.launch_blocking) {
+    absl::StrAppend(&message,
+                    "Raised at the op that failed because "
+                    "OPENREG_LAUNCH_BLOCKING=1 makes every op wait for its own "
+                    "work. ");
+  } else if (!at.op_name.empty()) {
+    absl::StrAppend(&message,
+                    "Raised at the op that failed: the driver ran it before "
+                    "returning. ");
+  } else {
+    absl::StrAppend(&message,
+                    "The error is reported at the first synchronization after "
+                    "the failing op was enqueued; results of work after it on "
+                    "that stream are unreliable. Set OPENREG_LAUNCH_BLOCKING=1 "
+                    "to raise it at the failing op instead. ");
+  }
+  absl::StrAppend(&message, "The device remains usable.");
   // Running out of device memory inside a kernel is still an out-of-memory
   // error, so `except torch.OutOfMemoryError` keeps working.
   TORCH_CHECK_WITH(OutOfMemoryError, !failures.front().out_of_memory, message);
@@ -223,21 +273,30 @@ void ThrowIfFailed(const absl::Status& status, c10::DeviceIndex device,
 void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
                  absl::string_view op_name, absl::AnyInvocable<void()> work) {
   ReleaseCompletedWork();
-  const Driver& driver = RuntimeForDevice(device).driver();
-  auto pending = std::make_unique<PendingWork>(
-      PendingWork{std::move(work), std::string(op_name), device, stream});
-  PendingWork* raw = pending.get();
+  const Runtime& runtime = RuntimeForDevice(device);
+  const Driver& driver = runtime.driver();
+  auto* pending = new PendingWork(std::move(work), op_name, device, stream);
   InFlight().Add(device);
   const absl::Status status =
-      driver.LaunchHostFunc(stream, &RunPendingWork, raw);
-  if (status.ok() || status.code() == absl::StatusCode::kAborted) {
-    // The driver owns the work until RunPendingWork hands it back (a
-    // synchronous driver has already run it, even if it failed).
-    pending.release();
-  } else {
-    InFlight().Done(device);  // never launched
+      driver.LaunchHostFunc(stream, &RunPendingWork, pending);
+  const ReportAt at_this_op{op_name, runtime.config().launch_blocking};
+  if (!status.ok() && !pending->ran.load()) {
+    // Never launched, and never will be: the driver refused the call.
+    delete pending;
+    InFlight().Done(device);
+    ThrowIfFailed(status, device, stream, at_this_op);
   }
-  ThrowIfFailed(status, device, stream);
+  // The driver runs the work (a synchronous driver already has, maybe
+  // failing it) and gives it back through RunPendingWork.
+  ReleaseOwnership(pending);
+  ThrowIfFailed(status, device, stream, at_this_op);
+  // Waiting inside work would wait for itself; work enqueued from work is
+  // reported when its enqueuer's own wait below sees it.
+  if (at_this_op.launch_blocking && !InsideEnqueuedWork()) {
+    const absl::Status done = driver.StreamSynchronize(stream);
+    ReleaseCompletedWork();
+    ThrowIfFailed(done, device, stream, at_this_op);
+  }
 }
 
 void EnqueueOnCurrentStream(c10::DeviceIndex device, absl::string_view op_name,

@@ -16,7 +16,13 @@
 // blocking copy to the host, a scalar read) raises a RuntimeError naming the
 // op and its message, once. The stream and device stay usable. A synchronous
 // driver reports the failure from the launch itself, so there the op raises
-// at once, with the same error.
+// at once, with the same error. With OPENREG_LAUNCH_BLOCKING=1 EnqueueWork
+// also waits for the work it launched and raises its failure there, so the
+// op that failed raises, from its caller's Python frame.
+//
+// A launch the driver refuses (any failed status while the work never ran,
+// even LAUNCH_FAILURE) releases the work at once and raises at the op: the
+// driver will never hand it back.
 //
 // Thread-safety: every function may be called from any user thread. The
 // completed-work list and the failure log have their own mutexes; work runs

@@ -10,6 +10,7 @@ def openreg_py_test(
         data = [],
         deps = [],
         shard_count = None,
+        env = {},
         tags = []):
     """Declares `<name>_<driver>` for every driver in `drivers`.
 
@@ -18,7 +19,10 @@ def openreg_py_test(
     compare timings should be tagged "exclusive", so no other test competes
     for the cores while they measure. With `shard_count`, Bazel runs each
     driver's test in that many processes, which the test file must split
-    its work between (TEST_SHARD_INDEX of TEST_TOTAL_SHARDS).
+    its work between (TEST_SHARD_INDEX of TEST_TOTAL_SHARDS). `env` adds
+    environment variables, e.g. OPENREG_LAUNCH_BLOCKING for tests whose
+    checks never synchronize, so a kernel that fails is reported by the test
+    that ran it instead of going unseen.
     """
     for driver in drivers:
         native.py_test(
@@ -27,6 +31,7 @@ def openreg_py_test(
             main = "pytest_runner.py",
             args = [driver, "$(location %s)" % src],
             data = data,
+            env = env,
             python_version = "PY3",
             size = size,
             shard_count = shard_count,

@@ -23,6 +23,20 @@ def test_import_torch_alone_registers_the_backend():
     assert result.stdout.split() == ["openreg:0", "True", "2", "openreg"]
 
 
+def test_importing_the_package_first_works():
+    # `import torch_openreg` before torch, as PyTorch's own OpenReg example
+    # teaches: torch then autoloads this half-imported package.
+    result = run_python(
+        """
+        import torch_openreg
+        import torch
+        print(torch.ones(2, device="openreg").sum().item(), torch.openreg.device_count())
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2.0", "2"]
+
+
 def test_the_tested_package_and_its_entry_point_come_from_this_build():
     # An installed torch_openreg in the venv must not stand in for the build
     # under test.

@@ -9,7 +9,19 @@ and friends. No device is touched until one is first used.
 import atexit
 import os
 
-import torch
+
+def _autoload() -> None:
+    """The `torch.backends` entry point. Importing the package does the work.
+
+    Defined before `import torch`: a script whose first import is
+    `import torch_openreg` makes torch load its backends, this entry point
+    among them, while this module is still half imported. Torch finds the
+    function then, and the rest of the module registers the backend once
+    torch is whole.
+    """
+
+
+import torch  # noqa: E402
 
 from torch_openreg import _C
 
@@ -57,6 +69,3 @@ def _register_compile_support() -> None:
 
 _register_compile_support()
 
-
-def _autoload() -> None:
-    """The `torch.backends` entry point. Importing the package did the work."""

@@ -175,14 +175,14 @@ TEST(RuntimeConfigTest, Defaults) {
   EXPECT_EQ(config->device_memory_bytes, 0u);
   EXPECT_EQ(config->driver_options, "");
   EXPECT_THAT(environment.queried(),
-              UnorderedElementsAre("OPENREG_DRIVER", "OPENREG_DRIVER_PATH",
-                                   "OPENREG_DEVICE_COUNT",
-                                   "OPENREG_DEVICE_MEMORY",
-                                   "OPENREG_DRIVER_OPTIONS",
-                                   "OPENREG_ALLOC_CONF",
-                                   "OPENREG_DRIVER_VALIDATION"));
+              UnorderedElementsAre(
+                  "OPENREG_DRIVER", "OPENREG_DRIVER_PATH",
+                  "OPENREG_DEVICE_COUNT", "OPENREG_DEVICE_MEMORY",
+                  "OPENREG_DRIVER_OPTIONS", "OPENREG_ALLOC_CONF",
+                  "OPENREG_DRIVER_VALIDATION", "OPENREG_LAUNCH_BLOCKING"));
   EXPECT_FALSE(config->allocator.has_max_split_size());
   EXPECT_FALSE(config->driver_validation);
+  EXPECT_FALSE(config->launch_blocking);
 }
 
 TEST(RuntimeConfigTest, Driver) {
@@ -324,6 +324,21 @@ TEST(RuntimeConfigTest, DriverValidation) {
   for (const char* bad : {"yes", "2", "true"}) {
     ExpectInvalidVariable("OPENREG_DRIVER_VALIDATION", bad,
                           "0 (off, the default) or 1");
+  }
+}
+
+TEST(RuntimeConfigTest, LaunchBlocking) {
+  for (const auto& [value, expected] : std::map<std::string, bool>{
+           {"1", true}, {" 1\n", true}, {"0", false}, {"", false}}) {
+    absl::StatusOr<RuntimeConfig> config =
+        ConfigFrom({{"OPENREG_LAUNCH_BLOCKING", value}});
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(config->launch_blocking, expected) << value;
+  }
+  for (const char* bad : {"yes", "2", "true", "on"}) {
+    ExpectInvalidVariable("OPENREG_LAUNCH_BLOCKING", bad,
+                          "0 (off, the default: failures of enqueued work "
+                          "surface at the next synchronization) or 1");
   }
 }
 
