@@ -1,13 +1,14 @@
 #include "core/driver/v1_adapter.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -43,16 +44,31 @@ openreg_status FromDriver(openreg_status status) {
   return status;
 }
 
-// The live contexts of every adapter. A context is a number from
-// `next_handle`, never reused and never a pointer, looked up here by every
-// function, so a NULL, destroyed or made-up context is a failed lookup, never
-// a read of freed memory (nor a call into a 1.x driver after its shutdown).
-// Allocated once and never freed: a context may still be used during exit.
+// The live contexts of every adapter, looked up by every function without a
+// lock. A 1.x driver has at most one context (see the header), so a few
+// slots serve every 1.x driver a process opens at once; a context is the
+// number `generation << kSlotBits | slot`, with a generation never used
+// before. A slot holds the number of its live context, so a NULL, destroyed
+// or made-up context is a mismatch, never a read of freed memory (nor a call
+// into a 1.x driver after its shutdown): a destroyed context's generation
+// never comes back. Allocated once and never freed: a context may still be
+// used during exit.
+constexpr int kSlotBits = 6;
+constexpr size_t kSlotCount = size_t{1} << kSlotBits;
+
+struct ContextSlot {
+  // The live context in this slot, or 0. Stored (release) after `adapter`.
+  std::atomic<uintptr_t> context{0};
+  std::atomic<const V1Adapter*> adapter{nullptr};
+};
+
 struct LiveContexts {
+  ContextSlot slots[kSlotCount];
+  // Guards what follows and every store to `slots`.
   absl::Mutex mu;
-  uintptr_t next_handle ABSL_GUARDED_BY(mu) = 1;
-  absl::flat_hash_map<uintptr_t, const V1Adapter*> adapters ABSL_GUARDED_BY(mu);
-  // The 1.x drivers with a live (or initializing) context, by their table.
+  uintptr_t next_generation ABSL_GUARDED_BY(mu) = 1;
+  // The 1.x drivers with a live (or initializing) context, by their table;
+  // at most kSlotCount, so each finds a free slot.
   absl::flat_hash_set<const openreg_driver_api_v1*> open_drivers
       ABSL_GUARDED_BY(mu);
 };
@@ -66,12 +82,19 @@ uintptr_t Handle(openreg_context context) {
   return reinterpret_cast<uintptr_t>(context);
 }
 
-// The adapter of the live context `context`, or null.
+ContextSlot& SlotOf(LiveContexts& live, openreg_context context) {
+  return live.slots[Handle(context) & (kSlotCount - 1)];
+}
+
+// The adapter of the live context `context`, or null. Takes no lock: the ABI
+// lets no call on a context run concurrently with its context_destroy.
 const V1Adapter* FindAdapter(openreg_context context) {
-  LiveContexts& live = Live();
-  absl::ReaderMutexLock lock(&live.mu);
-  const auto it = live.adapters.find(Handle(context));
-  return it == live.adapters.end() ? nullptr : it->second;
+  const ContextSlot& slot = SlotOf(Live(), context);
+  if (context == nullptr ||
+      slot.context.load(std::memory_order_acquire) != Handle(context)) {
+    return nullptr;
+  }
+  return slot.adapter.load(std::memory_order_relaxed);
 }
 
 openreg_driver_api_v1 CoveredFields(const openreg_driver_api_v1& driver) {
@@ -165,7 +188,9 @@ struct V1Calls {
       if (status != OPENREG_SUCCESS) return status;
       LiveContexts& live = Live();
       absl::MutexLock lock(&live.mu);
-      live.adapters.erase(Handle(context));
+      ContextSlot& slot = SlotOf(live, context);
+      slot.context.store(0, std::memory_order_release);
+      slot.adapter.store(nullptr, std::memory_order_relaxed);
       live.open_drivers.erase(adapter->driver_table_);
       return status;
     }
@@ -234,6 +259,17 @@ openreg_status V1Adapter::CreateContext(const openreg_driver_config* config,
   LiveContexts& live = Live();
   {
     absl::MutexLock lock(&live.mu);
+    if (live.open_drivers.size() == kSlotCount &&
+        !live.open_drivers.contains(driver_table_)) {
+      return Fail(
+          this, OPENREG_ERROR_NOT_SUPPORTED,
+          absl::StrCat("openreg driver '", driver_.driver_name,
+                       "' implements driver ABI ", driver_.abi_version_major,
+                       ".", driver_.abi_version_minor, ", and ", kSlotCount,
+                       " other 1.x drivers already have a context, the most "
+                       "the adapter runs at once; destroy one of their "
+                       "contexts first, or update the driver to ABI 2.0."));
+    }
     if (!live.open_drivers.insert(driver_table_).second) {
       return Fail(
           this, OPENREG_ERROR_NOT_SUPPORTED,
@@ -256,8 +292,15 @@ openreg_status V1Adapter::CreateContext(const openreg_driver_config* config,
     return status;
   }
   absl::MutexLock lock(&live.mu);
-  const uintptr_t handle = live.next_handle++;
-  live.adapters.emplace(handle, this);
+  // Free, as each open driver holds at most one slot (see LiveContexts).
+  size_t free_slot = 0;
+  while (live.slots[free_slot].context.load(std::memory_order_relaxed) != 0) {
+    ++free_slot;
+  }
+  const uintptr_t handle = live.next_generation++ << kSlotBits | free_slot;
+  ContextSlot& slot = live.slots[free_slot];
+  slot.adapter.store(this, std::memory_order_relaxed);
+  slot.context.store(handle, std::memory_order_release);
   *context = reinterpret_cast<openreg_context>(handle);
   return OPENREG_SUCCESS;
 }

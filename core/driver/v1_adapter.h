@@ -14,7 +14,10 @@
 // function looks up in the adapter's registry of live contexts before
 // anything else: a NULL, destroyed or made-up context is INVALID_ARGUMENT, as
 // the ABI requires, and never reaches the 1.x driver (which would answer
-// NOT_INITIALIZED after its shutdown).
+// NOT_INITIALIZED after its shutdown). The number names one of 64 slots and a
+// generation never used before; the lookup compares it with the slot's, so
+// it costs two loads and no lock. 64 1.x drivers can have a context at once;
+// one more is NOT_SUPPORTED, saying so.
 //
 // stream_get_priority, optional in 1.1, is NOT_SUPPORTED with a message
 // naming the driver and that it needs ABI 1.1 when the 1.x table lacks it.
@@ -28,9 +31,9 @@
 // Ownership: the 1.x table (and the library holding it) must outlive the
 // adapter, and every context must be destroyed before the adapter dies.
 // Thread-safety: as the ABI's. The registry has a process-wide mutex, taken
-// for reading by the lookup that starts every function and for writing by
-// creating and destroying contexts; it is never held while the 1.x driver
-// runs.
+// by creating and destroying contexts and never held while the 1.x driver
+// runs; the lookup that starts every function reads its slots' atomics
+// without it.
 #ifndef OPENREG_CORE_DRIVER_V1_ADAPTER_H_
 #define OPENREG_CORE_DRIVER_V1_ADAPTER_H_
 

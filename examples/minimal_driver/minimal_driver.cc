@@ -133,7 +133,7 @@ uint64_t HandleId(const void* handle) {
 // call in during exit).
 struct Contexts {
   std::mutex mu;  // guards `live`; never held while a State is used
-  std::unordered_map<uint64_t, std::shared_ptr<State>> live;
+  std::unordered_map<uint64_t, std::unique_ptr<State>> live;
 };
 
 Contexts& LiveContexts() {
@@ -142,12 +142,14 @@ Contexts& LiveContexts() {
 }
 
 // The state of the live context `context`, or null after setting the error.
-// The shared_ptr keeps the state alive for the call.
-std::shared_ptr<State> StateOf(openreg_context context, const char* function) {
+// A plain pointer, with no reference count to update on every call: the ABI
+// lets no call on a context run while it is being destroyed, so the State
+// outlives every call that found it.
+State* StateOf(openreg_context context, const char* function) {
   Contexts& contexts = LiveContexts();
   std::lock_guard<std::mutex> lock(contexts.mu);
   auto it = contexts.live.find(HandleId(context));
-  if (it != contexts.live.end()) return it->second;
+  if (it != contexts.live.end()) return it->second.get();
   Fail(OPENREG_ERROR_INVALID_ARGUMENT,
        std::string(function) +
            ": the context is NULL, was destroyed, or was never returned by "
@@ -237,7 +239,7 @@ openreg_status context_create(const openreg_driver_config* config,
                       "'; this driver takes no options");
     }
   }
-  auto state = std::make_shared<State>();
+  auto state = std::make_unique<State>();
   state->device_count = device_count;
   state->capacity = capacity;
   state->used.assign(device_count, 0);
@@ -250,7 +252,7 @@ openreg_status context_create(const openreg_driver_config* config,
 
 // Nothing is ever queued (work runs before its call returns), so there is
 // nothing to drop or wait for: the State, and the memory it owns, goes with
-// its last reference.
+// its registry entry.
 openreg_status context_destroy(openreg_context context) {
   Contexts& contexts = LiveContexts();
   std::lock_guard<std::mutex> lock(contexts.mu);
@@ -268,7 +270,7 @@ const char* last_error_message(openreg_context) { return last_error.c_str(); }
 // --- Devices ----------------------------------------------------------------
 
 openreg_status get_device_count(openreg_context context, int32_t* count) {
-  std::shared_ptr<State> state = StateOf(context, "get_device_count");
+  State* state = StateOf(context, "get_device_count");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (count == nullptr) return NullArgument("get_device_count", "count");
@@ -278,11 +280,11 @@ openreg_status get_device_count(openreg_context context, int32_t* count) {
 
 openreg_status get_device_properties(openreg_context context, int32_t device,
                                      openreg_device_properties* props) {
-  std::shared_ptr<State> state = StateOf(context, "get_device_properties");
+  State* state = StateOf(context, "get_device_properties");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (openreg_status status =
-          CheckDevice(state.get(), "get_device_properties", device)) {
+          CheckDevice(state, "get_device_properties", device)) {
     return status;
   }
   if (props == nullptr) return NullArgument("get_device_properties", "props");
@@ -352,43 +354,42 @@ openreg_status Release(State* state, const char* function, int32_t device,
 
 openreg_status device_malloc(openreg_context context, int32_t device,
                              size_t size, void** ptr) {
-  std::shared_ptr<State> state = StateOf(context, "device_malloc");
+  State* state = StateOf(context, "device_malloc");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status =
-          CheckDevice(state.get(), "device_malloc", device)) {
+  if (openreg_status status = CheckDevice(state, "device_malloc", device)) {
     return status;
   }
-  return Allocate(state.get(), "device_malloc", device, size, ptr);
+  return Allocate(state, "device_malloc", device, size, ptr);
 }
 
 openreg_status device_free(openreg_context context, int32_t device, void* ptr) {
-  std::shared_ptr<State> state = StateOf(context, "device_free");
+  State* state = StateOf(context, "device_free");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status = CheckDevice(state.get(), "device_free", device)) {
+  if (openreg_status status = CheckDevice(state, "device_free", device)) {
     return status;
   }
-  return Release(state.get(), "device_free", device, ptr);
+  return Release(state, "device_free", device, ptr);
 }
 
 openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
-  std::shared_ptr<State> state = StateOf(context, "host_malloc");
+  State* state = StateOf(context, "host_malloc");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return Allocate(state.get(), "host_malloc", -1, size, ptr);
+  return Allocate(state, "host_malloc", -1, size, ptr);
 }
 
 openreg_status host_free(openreg_context context, void* ptr) {
-  std::shared_ptr<State> state = StateOf(context, "host_free");
+  State* state = StateOf(context, "host_free");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return Release(state.get(), "host_free", -1, ptr);
+  return Release(state, "host_free", -1, ptr);
 }
 
 openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
                                       openreg_pointer_attributes* attributes) {
-  std::shared_ptr<State> state = StateOf(context, "pointer_get_attributes");
+  State* state = StateOf(context, "pointer_get_attributes");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (attributes == nullptr) {
@@ -399,7 +400,7 @@ openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
                 "pointer_get_attributes: attributes->struct_size is too "
                 "small; set it to OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0");
   }
-  auto it = Containing(state.get(), ptr);
+  auto it = Containing(state, ptr);
   const bool known = it != state->allocations.end();
   const int32_t device = known ? it->second.device : -1;
   attributes->memory_type = !known       ? OPENREG_MEMORY_TYPE_UNREGISTERED
@@ -419,11 +420,10 @@ openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
 
 openreg_status mem_get_info(openreg_context context, int32_t device,
                             uint64_t* free_bytes, uint64_t* total_bytes) {
-  std::shared_ptr<State> state = StateOf(context, "mem_get_info");
+  State* state = StateOf(context, "mem_get_info");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status =
-          CheckDevice(state.get(), "mem_get_info", device)) {
+  if (openreg_status status = CheckDevice(state, "mem_get_info", device)) {
     return status;
   }
   if (free_bytes == nullptr || total_bytes == nullptr) {
@@ -440,10 +440,10 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
                             size_t size, int32_t kind, openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
-    std::shared_ptr<State> state = StateOf(context, "memcpy_async");
+    State* state = StateOf(context, "memcpy_async");
     if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     std::lock_guard<std::mutex> lock(state->mu);
-    found = FindStream(state.get(), "memcpy_async", stream);
+    found = FindStream(state, "memcpy_async", stream);
     if (found == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     if (kind < OPENREG_MEMCPY_HOST_TO_HOST ||
         kind > OPENREG_MEMCPY_DEVICE_TO_DEVICE) {
@@ -459,8 +459,8 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
                             kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
     const bool device_src = kind == OPENREG_MEMCPY_DEVICE_TO_HOST ||
                             kind == OPENREG_MEMCPY_DEVICE_TO_DEVICE;
-    if ((device_dst && !IsDeviceRange(state.get(), dst, size)) ||
-        (device_src && !IsDeviceRange(state.get(), src, size))) {
+    if ((device_dst && !IsDeviceRange(state, dst, size)) ||
+        (device_src && !IsDeviceRange(state, src, size))) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   "memcpy_async: a device side of the copy is not inside one "
                   "live device allocation");
@@ -475,13 +475,13 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
                             size_t size, openreg_stream stream) {
   std::shared_ptr<Stream> found;
   {
-    std::shared_ptr<State> state = StateOf(context, "memset_async");
+    State* state = StateOf(context, "memset_async");
     if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     std::lock_guard<std::mutex> lock(state->mu);
-    found = FindStream(state.get(), "memset_async", stream);
+    found = FindStream(state, "memset_async", stream);
     if (found == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
     if (size == 0) return OPENREG_SUCCESS;
-    if (!IsDeviceRange(state.get(), ptr, size)) {
+    if (!IsDeviceRange(state, ptr, size)) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   "memset_async: the range is not inside one live device "
                   "allocation");
@@ -496,11 +496,10 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
 
 openreg_status stream_create(openreg_context context, int32_t device,
                              int32_t priority, openreg_stream* stream) {
-  std::shared_ptr<State> state = StateOf(context, "stream_create");
+  State* state = StateOf(context, "stream_create");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status =
-          CheckDevice(state.get(), "stream_create", device)) {
+  if (openreg_status status = CheckDevice(state, "stream_create", device)) {
     return status;
   }
   if (stream == nullptr) return NullArgument("stream_create", "stream");
@@ -515,7 +514,7 @@ openreg_status stream_create(openreg_context context, int32_t device,
 }
 
 openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
-  std::shared_ptr<State> state = StateOf(context, "stream_destroy");
+  State* state = StateOf(context, "stream_destroy");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (state->streams.erase(HandleId(stream)) == 0) {
@@ -530,10 +529,10 @@ openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
 openreg_status LookUpStream(openreg_context context, const char* function,
                             openreg_stream stream,
                             std::shared_ptr<Stream>* found = nullptr) {
-  std::shared_ptr<State> state = StateOf(context, function);
+  State* state = StateOf(context, function);
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  std::shared_ptr<Stream> live = FindStream(state.get(), function, stream);
+  std::shared_ptr<Stream> live = FindStream(state, function, stream);
   if (live == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   if (found != nullptr) *found = std::move(live);
   return OPENREG_SUCCESS;
@@ -550,11 +549,11 @@ openreg_status stream_synchronize(openreg_context context,
 
 openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
                                  openreg_event event) {
-  std::shared_ptr<State> state = StateOf(context, "stream_wait_event");
+  State* state = StateOf(context, "stream_wait_event");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (FindStream(state.get(), "stream_wait_event", stream) == nullptr ||
-      FindEvent(state.get(), "stream_wait_event", event) == nullptr) {
+  if (FindStream(state, "stream_wait_event", stream) == nullptr ||
+      FindEvent(state, "stream_wait_event", event) == nullptr) {
     return OPENREG_ERROR_INVALID_ARGUMENT;
   }
   return OPENREG_SUCCESS;
@@ -578,11 +577,10 @@ openreg_status stream_get_priority(openreg_context context,
 
 openreg_status event_create(openreg_context context, int32_t device,
                             uint32_t flags, openreg_event* event) {
-  std::shared_ptr<State> state = StateOf(context, "event_create");
+  State* state = StateOf(context, "event_create");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  if (openreg_status status =
-          CheckDevice(state.get(), "event_create", device)) {
+  if (openreg_status status = CheckDevice(state, "event_create", device)) {
     return status;
   }
   if (event == nullptr) return NullArgument("event_create", "event");
@@ -596,7 +594,7 @@ openreg_status event_create(openreg_context context, int32_t device,
 }
 
 openreg_status event_destroy(openreg_context context, openreg_event event) {
-  std::shared_ptr<State> state = StateOf(context, "event_destroy");
+  State* state = StateOf(context, "event_destroy");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
   if (state->events.erase(HandleId(event)) == 0) {
@@ -608,11 +606,11 @@ openreg_status event_destroy(openreg_context context, openreg_event event) {
 
 openreg_status event_record(openreg_context context, openreg_event event,
                             openreg_stream stream) {
-  std::shared_ptr<State> state = StateOf(context, "event_record");
+  State* state = StateOf(context, "event_record");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  Event* found = FindEvent(state.get(), "event_record", event);
-  std::shared_ptr<Stream> on = FindStream(state.get(), "event_record", stream);
+  Event* found = FindEvent(state, "event_record", event);
+  std::shared_ptr<Stream> on = FindStream(state, "event_record", stream);
   if (found == nullptr || on == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   const int32_t device = on->device;
   if (device != found->device) {
@@ -628,10 +626,10 @@ openreg_status event_record(openreg_context context, openreg_event event,
 
 openreg_status CheckEvent(openreg_context context, const char* function,
                           openreg_event event) {
-  std::shared_ptr<State> state = StateOf(context, function);
+  State* state = StateOf(context, function);
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return FindEvent(state.get(), function, event) == nullptr
+  return FindEvent(state, function, event) == nullptr
              ? OPENREG_ERROR_INVALID_ARGUMENT
              : OPENREG_SUCCESS;
 }
@@ -646,11 +644,11 @@ openreg_status event_synchronize(openreg_context context, openreg_event event) {
 
 openreg_status event_elapsed_time(openreg_context context, openreg_event start,
                                   openreg_event end, float* milliseconds) {
-  std::shared_ptr<State> state = StateOf(context, "event_elapsed_time");
+  State* state = StateOf(context, "event_elapsed_time");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  const Event* first = FindEvent(state.get(), "event_elapsed_time", start);
-  const Event* second = FindEvent(state.get(), "event_elapsed_time", end);
+  const Event* first = FindEvent(state, "event_elapsed_time", start);
+  const Event* second = FindEvent(state, "event_elapsed_time", end);
   if (first == nullptr || second == nullptr) {
     return OPENREG_ERROR_INVALID_ARGUMENT;
   }
@@ -694,10 +692,10 @@ openreg_status launch_host_func(openreg_context context, openreg_stream stream,
 }
 
 openreg_status device_synchronize(openreg_context context, int32_t device) {
-  std::shared_ptr<State> state = StateOf(context, "device_synchronize");
+  State* state = StateOf(context, "device_synchronize");
   if (state == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
   std::lock_guard<std::mutex> lock(state->mu);
-  return CheckDevice(state.get(), "device_synchronize", device);
+  return CheckDevice(state, "device_synchronize", device);
 }
 
 // The table, filled by name from the ABI's function list: every entry is

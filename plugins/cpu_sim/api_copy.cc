@@ -1,10 +1,9 @@
 #include <cstring>
-#include <memory>
 
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
-#include "plugins/sim_support/copy_checks.h"
 #include "plugins/sim_support/context_registry.h"
+#include "plugins/sim_support/copy_checks.h"
 #include "plugins/sim_support/error.h"
 
 namespace openreg::cpu_sim {
@@ -12,7 +11,7 @@ namespace openreg::cpu_sim {
 openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
                             size_t size, int32_t kind, openreg_stream stream) {
   constexpr const char* kFunction = "memcpy_async";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
@@ -30,7 +29,7 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
 openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
                             size_t size, openreg_stream stream) {
   constexpr const char* kFunction = "memset_async";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));

@@ -1,4 +1,3 @@
-#include <memory>
 
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
@@ -8,7 +7,7 @@
 namespace openreg::cpu_sim {
 
 openreg_status device_synchronize(openreg_context context, int32_t device) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "device_synchronize", &state));
   // All work already ran when it was enqueued; only the index needs checking.
   return state->CheckDevice(device, "device_synchronize");

@@ -1,4 +1,3 @@
-#include <memory>
 
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
@@ -13,21 +12,21 @@ using sim::RequireNonNull;
 
 openreg_status event_create(openreg_context context, int32_t device,
                             uint32_t flags, openreg_event* event) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "event_create", &state));
   SIM_RETURN_IF_ERROR(sim::CheckEventCreate(*state, device, flags, event));
   return state->events().Create(device, flags, event);
 }
 
 openreg_status event_destroy(openreg_context context, openreg_event event) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "event_destroy", &state));
   return state->events().Destroy(event);
 }
 
 openreg_status event_record(openreg_context context, openreg_event event,
                             openreg_stream stream) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "event_record", &state));
   StreamInfo stream_info;
   if (openreg_status s =
@@ -41,20 +40,20 @@ openreg_status event_record(openreg_context context, openreg_event event,
 // Records complete as they are made (see event.h), so query and synchronize
 // only validate the handle.
 openreg_status event_query(openreg_context context, openreg_event event) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "event_query", &state));
   return state->events().CheckLive(event, "event_query");
 }
 
 openreg_status event_synchronize(openreg_context context, openreg_event event) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "event_synchronize", &state));
   return state->events().CheckLive(event, "event_synchronize");
 }
 
 openreg_status event_elapsed_time(openreg_context context, openreg_event start,
                                   openreg_event end, float* milliseconds) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "event_elapsed_time", &state));
   if (openreg_status s =
           RequireNonNull(milliseconds, "event_elapsed_time", "milliseconds");

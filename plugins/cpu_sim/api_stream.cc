@@ -1,4 +1,3 @@
-#include <memory>
 
 #include "absl/strings/str_format.h"
 #include "plugins/cpu_sim/api.h"
@@ -16,14 +15,14 @@ using sim::StatusName;
 
 openreg_status stream_create(openreg_context context, int32_t device,
                              int32_t priority, openreg_stream* stream) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_create", &state));
   SIM_RETURN_IF_ERROR(sim::CheckStreamCreate(*state, device, priority, stream));
   return state->streams().Create(device, priority, stream);
 }
 
 openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_destroy", &state));
   return state->streams().Destroy(stream);
 }
@@ -31,21 +30,21 @@ openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
 // Work on a cpu_sim stream has always finished by the time the call that
 // enqueued it returns, so query and synchronize only validate the handle.
 openreg_status stream_query(openreg_context context, openreg_stream stream) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_query", &state));
   return state->streams().CheckLive(stream, "stream_query");
 }
 
 openreg_status stream_synchronize(openreg_context context,
                                   openreg_stream stream) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_synchronize", &state));
   return state->streams().CheckLive(stream, "stream_synchronize");
 }
 
 openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
                                  openreg_event event) {
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_wait_event", &state));
   SIM_RETURN_IF_ERROR(
       state->streams().CheckLive(stream, "stream_wait_event"));
@@ -56,7 +55,7 @@ openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
 openreg_status stream_get_priority(openreg_context context,
                                    openreg_stream stream, int32_t* priority) {
   constexpr const char* kFunction = "stream_get_priority";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
@@ -73,7 +72,7 @@ openreg_status stream_get_priority(openreg_context context,
 openreg_status launch_host_func(openreg_context context, openreg_stream stream,
                                 openreg_host_fn fn, void* user_data) {
   constexpr const char* kFunction = "launch_host_func";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));

@@ -4,10 +4,11 @@
 //
 // Ownership: DriverState owns all device memory, pinned host memory (through
 // sim::SimState), streams and events of its context. The registry holds it
-// through a shared_ptr while the context lives; every API call takes its own
-// reference for the duration of the call, so context_destroy never frees
-// state under a call still running, and no lock is held while a launched
-// host function runs.
+// through a shared_ptr while the context lives; an API call uses it through
+// the registry's raw pointer, without a lock or a reference count: the ABI
+// lets no call on a context run concurrently with its context_destroy, so
+// the state outlives every call, and no lock is held while a launched host
+// function runs.
 // Thread-safety: DriverState's members are set at construction and never
 // reassigned; each component has its own mutex.
 #ifndef OPENREG_PLUGINS_CPU_SIM_DRIVER_STATE_H_

@@ -18,10 +18,6 @@ uintptr_t NextHandleId() {
   return g_next_id.fetch_add(1, std::memory_order_relaxed);
 }
 
-uintptr_t HandleIdsIssued() {
-  return g_next_id.load(std::memory_order_relaxed);
-}
-
 openreg_status NotLiveStream(openreg_stream stream, const char* function) {
   if (stream == nullptr) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,

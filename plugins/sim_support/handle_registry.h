@@ -2,7 +2,7 @@
 // driver keeps for each: cpu_sim a plain record, threaded_sim a shared
 // pointer to the stream or event object.
 //
-// A handle is not a pointer to the value: it is a process-wide counter value
+// A handle is not a pointer to the value: it is a counter value of the library
 // that is never reused, across contexts too. Each context has its own
 // registries, so a destroyed handle, or one of another context, never aliases
 // a live one, and looking it up is a failed hash-map lookup rather than a
@@ -24,11 +24,9 @@
 
 namespace openreg::sim {
 
-// A fresh non-zero handle value, unique within the process (streams, events
-// and contexts share the sequence).
+// A fresh non-zero handle value, unique within the driver library (streams
+// and events of every context share the sequence).
 uintptr_t NextHandleId();
-// How many handle values were issued so far: every value below it is old.
-uintptr_t HandleIdsIssued();
 
 template <typename Handle>
 Handle NewHandle() {

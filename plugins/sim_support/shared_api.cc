@@ -1,7 +1,6 @@
 #include "plugins/sim_support/shared_api.h"
 
 #include <cstdio>
-#include <memory>
 
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
@@ -11,7 +10,7 @@
 namespace openreg::sim {
 
 openreg_status get_device_count(openreg_context context, int32_t* count) {
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, "get_device_count", &state));
   SIM_RETURN_IF_ERROR(RequireNonNull(count, "get_device_count", "count"));
   *count = state->device_count();
@@ -21,7 +20,7 @@ openreg_status get_device_count(openreg_context context, int32_t* count) {
 openreg_status get_device_properties(openreg_context context, int32_t device,
                                      openreg_device_properties* props) {
   constexpr const char* kFunction = "get_device_properties";
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   SIM_RETURN_IF_ERROR(RequireNonNull(props, kFunction, "props"));
@@ -48,7 +47,7 @@ openreg_status get_device_properties(openreg_context context, int32_t device,
 
 openreg_status device_malloc(openreg_context context, int32_t device,
                              size_t size, void** ptr) {
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, "device_malloc", &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_malloc"));
   SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "device_malloc", "ptr"));
@@ -61,7 +60,7 @@ openreg_status device_malloc(openreg_context context, int32_t device,
 
 openreg_status device_free(openreg_context context, int32_t device,
                            void* ptr) {
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, "device_free", &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "device_free"));
   if (ptr == nullptr) return OPENREG_SUCCESS;
@@ -69,7 +68,7 @@ openreg_status device_free(openreg_context context, int32_t device,
 }
 
 openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, "host_malloc", &state));
   SIM_RETURN_IF_ERROR(RequireNonNull(ptr, "host_malloc", "ptr"));
   // Mirrors device_malloc, which the ABI defines to give NULL for size 0.
@@ -81,7 +80,7 @@ openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
 }
 
 openreg_status host_free(openreg_context context, void* ptr) {
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, "host_free", &state));
   if (ptr == nullptr) return OPENREG_SUCCESS;
   return state->pinned_memory().Free(ptr);
@@ -89,14 +88,14 @@ openreg_status host_free(openreg_context context, void* ptr) {
 
 openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
                                       openreg_pointer_attributes* attributes) {
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, "pointer_get_attributes", &state));
   return WritePointerAttributes(state->Classify(ptr), attributes);
 }
 
 openreg_status mem_get_info(openreg_context context, int32_t device,
                             uint64_t* free_bytes, uint64_t* total_bytes) {
-  std::shared_ptr<SimState> state;
+  SimState* state = nullptr;
   SIM_RETURN_IF_ERROR(FindState(context, "mem_get_info", &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, "mem_get_info"));
   SIM_RETURN_IF_ERROR(RequireNonNull(free_bytes, "mem_get_info", "free_bytes"));

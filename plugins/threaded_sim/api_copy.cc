@@ -107,7 +107,7 @@ openreg_status CopyFromPageable(Stream& stream, void* dst, const void* src,
 openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
                             size_t size, int32_t kind, openreg_stream stream) {
   constexpr const char* kFunction = "memcpy_async";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
@@ -137,7 +137,7 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
 openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
                             size_t size, openreg_stream stream) {
   constexpr const char* kFunction = "memset_async";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));

@@ -1,4 +1,3 @@
-#include <memory>
 
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
@@ -9,7 +8,7 @@ namespace openreg::threaded_sim {
 
 openreg_status device_synchronize(openreg_context context, int32_t device) {
   constexpr const char* kFunction = "device_synchronize";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
   return state->device(device).Synchronize(kFunction);

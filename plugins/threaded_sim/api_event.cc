@@ -41,7 +41,7 @@ openreg_status CheckTimeable(const Event& event, const Event::LatestRecord& late
 openreg_status event_create(openreg_context context, int32_t device,
                             uint32_t flags, openreg_event* event) {
   constexpr const char* kFunction = "event_create";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(sim::CheckEventCreate(*state, device, flags, event));
   const openreg_event handle = sim::NewHandle<openreg_event>();
@@ -53,7 +53,7 @@ openreg_status event_create(openreg_context context, int32_t device,
 
 openreg_status event_destroy(openreg_context context, openreg_event event) {
   constexpr const char* kFunction = "event_destroy";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   // Queued markers and waits keep their own reference to the event.
   if (!state->events().Remove(event).has_value()) {
@@ -65,7 +65,7 @@ openreg_status event_destroy(openreg_context context, openreg_event event) {
 openreg_status event_record(openreg_context context, openreg_event event,
                             openreg_stream stream) {
   constexpr const char* kFunction = "event_record";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
@@ -89,7 +89,7 @@ openreg_status event_record(openreg_context context, openreg_event event,
 
 openreg_status event_query(openreg_context context, openreg_event event) {
   constexpr const char* kFunction = "event_query";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Event> queried;
   SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &queried));
@@ -100,7 +100,7 @@ openreg_status event_query(openreg_context context, openreg_event event) {
 
 openreg_status event_synchronize(openreg_context context, openreg_event event) {
   constexpr const char* kFunction = "event_synchronize";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Event> awaited;
   SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
@@ -117,7 +117,7 @@ openreg_status event_synchronize(openreg_context context, openreg_event event) {
 openreg_status event_elapsed_time(openreg_context context, openreg_event start,
                                   openreg_event end, float* milliseconds) {
   constexpr const char* kFunction = "event_elapsed_time";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(
       RequireNonNull(milliseconds, kFunction, "milliseconds"));

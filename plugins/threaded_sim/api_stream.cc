@@ -19,7 +19,7 @@ using sim::RequireNonNull;
 openreg_status stream_create(openreg_context context, int32_t device,
                              int32_t priority, openreg_stream* stream) {
   constexpr const char* kFunction = "stream_create";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   SIM_RETURN_IF_ERROR(sim::CheckStreamCreate(*state, device, priority, stream));
   const openreg_stream handle = sim::NewHandle<openreg_stream>();
@@ -31,7 +31,7 @@ openreg_status stream_create(openreg_context context, int32_t device,
 
 openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
   constexpr const char* kFunction = "stream_destroy";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   const std::shared_ptr<Stream> removed =
       state->streams().Remove(stream).value_or(nullptr);
@@ -43,7 +43,7 @@ openreg_status stream_destroy(openreg_context context, openreg_stream stream) {
 
 openreg_status stream_query(openreg_context context, openreg_stream stream) {
   constexpr const char* kFunction = "stream_query";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
@@ -53,7 +53,7 @@ openreg_status stream_query(openreg_context context, openreg_stream stream) {
 openreg_status stream_synchronize(openreg_context context,
                                   openreg_stream stream) {
   constexpr const char* kFunction = "stream_synchronize";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
@@ -64,7 +64,7 @@ openreg_status stream_synchronize(openreg_context context,
 openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
                                  openreg_event event) {
   constexpr const char* kFunction = "stream_wait_event";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
@@ -80,7 +80,7 @@ openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
 openreg_status stream_get_priority(openreg_context context,
                                    openreg_stream stream, int32_t* priority) {
   constexpr const char* kFunction = "stream_get_priority";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
@@ -92,7 +92,7 @@ openreg_status stream_get_priority(openreg_context context,
 openreg_status launch_host_func(openreg_context context, openreg_stream stream,
                                 openreg_host_fn fn, void* user_data) {
   constexpr const char* kFunction = "launch_host_func";
-  std::shared_ptr<DriverState> state;
+  DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, kFunction, &state));
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));

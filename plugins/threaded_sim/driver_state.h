@@ -5,8 +5,10 @@
 //
 // Ownership: DriverState owns the devices (slots, streams), the handle
 // registries and, through sim::SimState, device and pinned host memory. The
-// registry holds it while the context lives; every API call takes its own
-// reference for the duration of the call.
+// registry holds it while the context lives; an API call uses it through the
+// registry's raw pointer, which the ABI keeps valid (no call on a context runs
+// concurrently with its context_destroy, and context_destroy frees the state
+// only after joining every worker, else keeps it until exit).
 // Thread-safety: members are set at construction and never reassigned; each
 // component has its own mutex. Stop() and Join() are for context_destroy and
 // process exit only.

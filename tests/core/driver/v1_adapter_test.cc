@@ -6,8 +6,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "core/driver/driver_library.h"
+#include "driver_abi/openreg_driver_v1.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/driver/test_paths.h"
@@ -147,6 +150,83 @@ TEST_F(V1AdapterTest, FailedInitKeepsTheDriversMessage) {
   // The failed init left no context behind.
   ASSERT_EQ(library_->CreateContext(nullptr, &context), OPENREG_SUCCESS);
   EXPECT_EQ(api().context_destroy(context), OPENREG_SUCCESS);
+}
+
+// A context destroyed on one thread is rejected on another thread that used
+// it before: the lookup keeps nothing per thread.
+TEST_F(V1AdapterTest, DestroyedOnOneThreadIsRejectedOnAnother) {
+  openreg_context context = nullptr;
+  ASSERT_EQ(library_->CreateContext(nullptr, &context), OPENREG_SUCCESS);
+  absl::Notification used;
+  absl::Notification destroyed;
+  openreg_status before = OPENREG_ERROR_INTERNAL;
+  openreg_status after = OPENREG_SUCCESS;
+  std::thread other([&] {
+    int32_t count = 0;
+    before = api().get_device_count(context, &count);
+    used.Notify();
+    destroyed.WaitForNotification();
+    after = api().get_device_count(context, &count);
+  });
+  used.WaitForNotification();
+  ASSERT_EQ(api().context_destroy(context), OPENREG_SUCCESS);
+  destroyed.Notify();
+  other.join();
+  EXPECT_EQ(before, OPENREG_SUCCESS);
+  EXPECT_EQ(after, OPENREG_ERROR_INVALID_ARGUMENT);
+}
+
+// A 1.x table whose init and shutdown always succeed: each copy stands for
+// another 1.x driver (the adapter tells drivers apart by their table).
+openreg_status Succeed(const openreg_driver_config*) { return OPENREG_SUCCESS; }
+openreg_status SucceedShutdown() { return OPENREG_SUCCESS; }
+const char* NoMessage() { return ""; }
+
+openreg_driver_api_v1 TrivialDriver() {
+  openreg_driver_api_v1 table{};
+  table.struct_size = sizeof(table);
+  table.abi_version_major = 1;
+  table.abi_version_minor = 0;
+  table.driver_name = "trivial";
+  table.driver_version = "1.0.0";
+  table.init = &Succeed;
+  table.shutdown = &SucceedShutdown;
+  table.last_error_message = &NoMessage;
+  return table;
+}
+
+// 64 1.x drivers have a context at once; one more is refused, saying why,
+// until one of theirs is destroyed.
+TEST(V1AdapterSlotsTest, SixtyFourDriversAtOnce) {
+  constexpr int kDrivers = 65;
+  std::vector<openreg_driver_api_v1> tables(kDrivers, TrivialDriver());
+  std::vector<std::unique_ptr<V1Adapter>> adapters;
+  for (const openreg_driver_api_v1& table : tables) {
+    adapters.push_back(std::make_unique<V1Adapter>(table));
+  }
+  std::vector<openreg_context> contexts(kDrivers, nullptr);
+  for (int i = 0; i + 1 < kDrivers; ++i) {
+    ASSERT_EQ(adapters[i]->CreateContext(nullptr, &contexts[i]),
+              OPENREG_SUCCESS)
+        << i;
+  }
+  const openreg_driver_api& api = adapters[0]->api();
+  EXPECT_EQ(adapters.back()->CreateContext(nullptr, &contexts.back()),
+            OPENREG_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(contexts.back(), nullptr);
+  EXPECT_THAT(std::string(api.last_error_message(nullptr)),
+              AllOf(HasSubstr("'trivial' implements driver ABI 1.0"),
+                    HasSubstr("64 other 1.x drivers already have a context")));
+  ASSERT_EQ(api.context_destroy(contexts[7]), OPENREG_SUCCESS);
+  ASSERT_EQ(adapters.back()->CreateContext(nullptr, &contexts.back()),
+            OPENREG_SUCCESS);
+  // The new context took the freed slot under a new number.
+  EXPECT_NE(contexts.back(), contexts[7]);
+  EXPECT_EQ(api.context_destroy(contexts[7]), OPENREG_ERROR_INVALID_ARGUMENT);
+  for (int i = 0; i < kDrivers; ++i) {
+    if (i == 7) continue;
+    EXPECT_EQ(api.context_destroy(contexts[i]), OPENREG_SUCCESS) << i;
+  }
 }
 
 }  // namespace
