@@ -5,9 +5,9 @@
 // files following the sections of openreg_driver.h; cpu_sim_driver.cc
 // generates the table from them.
 //
-// Thread-safety: every function may be called from any thread. Each takes its
-// own reference to its context's DriverState (see driver_state.h), so they
-// need no lock of their own.
+// Thread-safety: every function may be called from any thread. Each finds
+// its context's DriverState without a lock (see driver_state.h), and needs
+// no lock of its own.
 #ifndef OPENREG_PLUGINS_CPU_SIM_API_H_
 #define OPENREG_PLUGINS_CPU_SIM_API_H_
 

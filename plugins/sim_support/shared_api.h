@@ -5,7 +5,8 @@
 // Each works on the SimState of the context it is passed (context_registry.h).
 //
 // Thread-safety: every function may be called from any thread, concurrently,
-// including from host functions; each takes its own reference to the state.
+// including from host functions; each uses the state FindState returns, which
+// outlives the call (context_registry.h).
 #ifndef OPENREG_PLUGINS_SIM_SUPPORT_SHARED_API_H_
 #define OPENREG_PLUGINS_SIM_SUPPORT_SHARED_API_H_
 

@@ -8,8 +8,8 @@
 // Thread-safety: every function may be called from any thread, including
 // from host functions running on worker threads (except the waits the ABI
 // forbids there, which fail instead of deadlocking where the driver can tell).
-// Each takes its own reference to its context's DriverState (see
-// driver_state.h), so they need no lock of their own. Synchronize functions,
+// Each finds its context's DriverState without a lock (see driver_state.h),
+// and needs no lock of its own. Synchronize functions,
 // event_synchronize and copies into pageable host memory block.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_API_H_
 #define OPENREG_PLUGINS_THREADED_SIM_API_H_
