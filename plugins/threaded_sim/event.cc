@@ -1,5 +1,7 @@
 #include "plugins/threaded_sim/event.h"
 
+#include <algorithm>
+
 namespace openreg::threaded_sim {
 
 Event::Event(openreg_event handle, int32_t device, uint32_t flags)
@@ -7,8 +9,9 @@ Event::Event(openreg_event handle, int32_t device, uint32_t flags)
 
 uint64_t Event::BeginRecord() {
   absl::MutexLock lock(&mu_);
-  const uint64_t version = ++latest_version_;
-  pending_versions_.insert(version);
+  const uint64_t version = latest_version_.load() + 1;
+  pending_versions_.push_back(version);
+  latest_version_.store(version);
   latest_completed_at_.reset();
   return version;
 }
@@ -21,27 +24,32 @@ void Event::Finish(uint64_t version, bool stamp) {
   // Read the clock before locking, so contention does not skew timings.
   const auto now = std::chrono::steady_clock::now();
   absl::MutexLock lock(&mu_);
-  pending_versions_.erase(version);
-  if (stamp && version == latest_version_ && timing()) {
+  auto pending =
+      std::find(pending_versions_.begin(), pending_versions_.end(), version);
+  if (pending != pending_versions_.end()) pending_versions_.erase(pending);
+  completed_through_.store(pending_versions_.empty()
+                               ? latest_version_.load()
+                               : pending_versions_.front() - 1);
+  if (stamp && version == latest_version_.load() && timing()) {
     latest_completed_at_ = now;
   }
 }
 
-uint64_t Event::LatestVersion() const {
-  absl::MutexLock lock(&mu_);
-  return latest_version_;
-}
+uint64_t Event::LatestVersion() const { return latest_version_.load(); }
 
 bool Event::IsComplete(uint64_t version) const {
+  if (version <= completed_through_.load()) return true;
   absl::MutexLock lock(&mu_);
   return IsCompleteLocked(version);
 }
 
 bool Event::IsCompleteLocked(uint64_t version) const {
-  return !pending_versions_.contains(version);
+  return std::find(pending_versions_.begin(), pending_versions_.end(),
+                   version) == pending_versions_.end();
 }
 
 bool Event::AwaitVersion(uint64_t version) {
+  if (version <= completed_through_.load()) return true;
   absl::MutexLock lock(&mu_);
   auto done = [this, version]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return IsCompleteLocked(version) || cancelled_;
@@ -57,8 +65,8 @@ void Event::Cancel() {
 
 Event::LatestRecord Event::Latest() const {
   absl::MutexLock lock(&mu_);
-  return LatestRecord{latest_version_, IsCompleteLocked(latest_version_),
-                      latest_completed_at_};
+  const uint64_t latest = latest_version_.load();
+  return LatestRecord{latest, IsCompleteLocked(latest), latest_completed_at_};
 }
 
 }  // namespace openreg::threaded_sim
