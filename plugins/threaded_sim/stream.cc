@@ -245,15 +245,19 @@ void Stream::WorkerLoop() {
   uint64_t taken = 0;
   const absl::Duration spin = SpinUnlessSingleCore(kWorkerSpin);
   auto has_work = [this, &taken] { return HasWorkOrMustExit(taken); };
+  // The next item to run, taken from the queue; `has_item` says whether
+  // there is one. The worker takes it in the same critical section that
+  // finishes the previous item, so a busy stream locks once per item.
+  WorkItem item;
+  bool has_item = false;
   while (true) {
-    if (may_own_host_workers &&
-        !work_bell_.Wait(has_work, spin, idle_release_delay_)) {
-      openmp::ReleaseCallingThreadWorkers();
-      may_own_host_workers = false;
-    }
-    work_bell_.Wait(has_work, spin, absl::InfiniteDuration());
-    WorkItem item;
-    {
+    if (!has_item) {
+      if (may_own_host_workers &&
+          !work_bell_.Wait(has_work, spin, idle_release_delay_)) {
+        openmp::ReleaseCallingThreadWorkers();
+        may_own_host_workers = false;
+      }
+      work_bell_.Wait(has_work, spin, absl::InfiniteDuration());
       absl::MutexLock lock(&mu_);
       // Exit once stopped, or once a destroyed stream has drained.
       if (stopping_.load() || queue_.empty()) break;
@@ -264,6 +268,9 @@ void Stream::WorkerLoop() {
     bool holds_slot = false;
     may_own_host_workers |= item.kind == WorkItem::Kind::kCompute;
     const std::optional<openreg_status> status = Execute(item, &holds_slot);
+    const char* const description = item.description;
+    // Outside the lock: the closure may own buffers to free.
+    item = WorkItem();
     {
       absl::MutexLock lock(&mu_);
       busy_ = false;
@@ -273,8 +280,7 @@ void Stream::WorkerLoop() {
           if (failure_.has_value()) {
             ++failure_->later_failures;
           } else {
-            failure_ = AsyncFailure{handle_, item.description, *status,
-                                    number, 0};
+            failure_ = AsyncFailure{handle_, description, *status, number, 0};
           }
           has_failure_.store(true);
         }
@@ -282,6 +288,12 @@ void Stream::WorkerLoop() {
         // Before releasing the slot, so that the next item competes for it
         // with everything already waiting.
         if (!stopping_.load()) RequestSlotForHead();
+      }
+      has_item = !stopping_.load() && !queue_.empty();
+      if (has_item) {
+        item = queue_.Pop();
+        ++taken;
+        busy_ = true;
       }
     }
     finished_bell_.Ring();
