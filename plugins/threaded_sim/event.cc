@@ -1,7 +1,5 @@
 #include "plugins/threaded_sim/event.h"
 
-#include <algorithm>
-
 namespace openreg::threaded_sim {
 
 Event::Event(openreg_event handle, int32_t device, uint32_t flags)
@@ -10,7 +8,7 @@ Event::Event(openreg_event handle, int32_t device, uint32_t flags)
 uint64_t Event::BeginRecord() {
   absl::MutexLock lock(&mu_);
   const uint64_t version = latest_version_.load() + 1;
-  pending_versions_.push_back(version);
+  pending_versions_.insert(version);
   latest_version_.store(version);
   latest_completed_at_.reset();
   return version;
@@ -24,12 +22,16 @@ void Event::Finish(uint64_t version, bool stamp) {
   // Read the clock before locking, so contention does not skew timings.
   const auto now = std::chrono::steady_clock::now();
   absl::MutexLock lock(&mu_);
-  auto pending =
-      std::find(pending_versions_.begin(), pending_versions_.end(), version);
-  if (pending != pending_versions_.end()) pending_versions_.erase(pending);
-  completed_through_.store(pending_versions_.empty()
-                               ? latest_version_.load()
-                               : pending_versions_.front() - 1);
+  pending_versions_.erase(version);
+  // Advance past the versions now complete. Each version is stepped over
+  // once, so this is O(1) amortized per record.
+  uint64_t completed_through = completed_through_.load();
+  const uint64_t latest = latest_version_.load();
+  while (completed_through < latest &&
+         !pending_versions_.contains(completed_through + 1)) {
+    ++completed_through;
+  }
+  completed_through_.store(completed_through);
   if (stamp && version == latest_version_.load() && timing()) {
     latest_completed_at_ = now;
   }
@@ -38,14 +40,18 @@ void Event::Finish(uint64_t version, bool stamp) {
 uint64_t Event::LatestVersion() const { return latest_version_.load(); }
 
 bool Event::IsComplete(uint64_t version) const {
-  if (version <= completed_through_.load()) return true;
+  const uint64_t completed_through = completed_through_.load();
+  if (version <= completed_through) return true;
+  // The oldest pending version when we read completed_through_ (it only
+  // grows): pending at that moment, so NOT_READY is a true answer. Only a
+  // newer version (records on several streams) needs the list.
+  if (version == completed_through + 1) return false;
   absl::MutexLock lock(&mu_);
   return IsCompleteLocked(version);
 }
 
 bool Event::IsCompleteLocked(uint64_t version) const {
-  return std::find(pending_versions_.begin(), pending_versions_.end(),
-                   version) == pending_versions_.end();
+  return !pending_versions_.contains(version);
 }
 
 bool Event::AwaitVersion(uint64_t version) {

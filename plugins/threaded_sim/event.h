@@ -27,7 +27,7 @@
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/inlined_vector.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "driver_abi/openreg_driver.h"
 
@@ -87,9 +87,10 @@ class Event {
   // Every version up to this one has completed: the versions below the
   // oldest pending one, or all of them when none is pending.
   std::atomic<uint64_t> completed_through_{0};
-  // Versions recorded whose marker has not run yet, in increasing order
-  // (versions are made in that order); usually zero or one.
-  absl::InlinedVector<uint64_t, 4> pending_versions_ ABSL_GUARDED_BY(mu_);
+  // Versions recorded whose marker has not run yet. A hash set, not a sorted
+  // list: a stream may hold thousands of markers of one event, and their
+  // completion in order must cost O(1) each.
+  absl::flat_hash_set<uint64_t> pending_versions_ ABSL_GUARDED_BY(mu_);
   std::optional<std::chrono::steady_clock::time_point> latest_completed_at_
       ABSL_GUARDED_BY(mu_);
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;

@@ -189,6 +189,18 @@ TEST(EventTest, VersionsCompleteInAnyOrder) {
   EXPECT_TRUE(event.AwaitVersion(second));
 }
 
+// A stream may hold thousands of markers of one event.
+TEST(EventTest, ManyPendingVersionsCompleteInOrder) {
+  Event event(nullptr, 0, 0);
+  constexpr uint64_t kRecords = 100000;
+  for (uint64_t i = 0; i < kRecords; ++i) event.BeginRecord();
+  for (uint64_t version = 1; version <= kRecords; ++version) {
+    ASSERT_FALSE(event.IsComplete(version));
+    event.CompleteRecord(version);
+    ASSERT_TRUE(event.IsComplete(version));
+  }
+}
+
 TEST(EventTest, AwaitVersionWakesWhenTheMarkerRuns) {
   Event event(nullptr, 0, 0);
   const uint64_t version = event.BeginRecord();
