@@ -57,8 +57,11 @@ class Doorbell {
   // Returns true once `ready()` is true, or false once `timeout` has passed
   // without it (an infinite `timeout` never passes). Spins for at most `spin`
   // before it sleeps. `ready` must be cheap and must read only atomics.
+  // Stores in `*slept` (when not null) how long it slept: zero when the
+  // condition came true while it spun.
   template <typename Ready>
-  bool Wait(const Ready& ready, absl::Duration spin, absl::Duration timeout);
+  bool Wait(const Ready& ready, absl::Duration spin, absl::Duration timeout,
+            absl::Duration* slept = nullptr);
 
   // Threads asleep in Wait(); for tests.
   int32_t sleepers() const { return sleepers_.load(); }
@@ -79,7 +82,8 @@ class Doorbell {
 
 template <typename Ready>
 bool Doorbell::Wait(const Ready& ready, absl::Duration spin,
-                    absl::Duration timeout) {
+                    absl::Duration timeout, absl::Duration* slept) {
+  if (slept != nullptr) *slept = absl::ZeroDuration();
   if (ready()) return true;
   if (spin > absl::ZeroDuration()) {
     const auto start = std::chrono::steady_clock::now();
@@ -91,7 +95,8 @@ bool Doorbell::Wait(const Ready& ready, absl::Duration spin,
       }
     }
   }
-  const absl::Time deadline = absl::Now() + timeout;
+  const absl::Time asleep_at = absl::Now();
+  const absl::Time deadline = asleep_at + timeout;
   absl::MutexLock lock(&mu_);
   sleepers_.fetch_add(1);
   bool result = ready();
@@ -101,8 +106,36 @@ bool Doorbell::Wait(const Ready& ready, absl::Duration spin,
     if (timed_out) break;
   }
   sleepers_.fetch_sub(1);
+  if (slept != nullptr) *slept = absl::Now() - asleep_at;
   return result;
 }
+
+// How long one waiter polls, learnt from its waits: as long as `max` while
+// what it waits for keeps arriving within a poll or soon after it gave up,
+// halving after each sleep longer than `max`, and not at all once that fell
+// below max / 8. So a worker fed by a loop of tiny ops polls, and one whose
+// work comes in bursts with long gaps does not spend a core at every gap.
+// Thread-safety: none; belongs to one waiting thread.
+class AdaptiveSpin {
+ public:
+  explicit AdaptiveSpin(absl::Duration max) : max_(max), current_(max) {}
+
+  absl::Duration current() const { return current_; }
+
+  // After a Doorbell::Wait() with current(): it slept for `slept`.
+  void Record(absl::Duration slept) {
+    if (slept <= max_) {
+      current_ = max_;
+      return;
+    }
+    current_ /= 2;
+    if (current_ < max_ / 8) current_ = absl::ZeroDuration();
+  }
+
+ private:
+  const absl::Duration max_;
+  absl::Duration current_;
+};
 
 }  // namespace openreg::threaded_sim
 

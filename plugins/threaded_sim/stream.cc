@@ -22,7 +22,8 @@ thread_local const Stream* t_current_worker = nullptr;
 // How long a thread polls before it sleeps (Note [Doorbells]). A worker that
 // ran out of work polls for the next op: a Python loop of tiny ops enqueues
 // one every few microseconds, so the worker catches it without either side
-// paying a futex wake-up. A synchronizer polls for the item that is about to
+// paying a futex wake-up; it polls less when its work comes with longer gaps
+// (AdaptiveSpin). A synchronizer polls for the item that is about to
 // finish. Both are bounded so that a core shared with other work is given
 // back soon; on a machine with one hardware thread polling would only delay
 // the thread it waits for, so nobody polls.
@@ -243,7 +244,8 @@ void Stream::WorkerLoop() {
   bool may_own_host_workers = false;
   // Items taken from the queue; only this thread counts them.
   uint64_t taken = 0;
-  const absl::Duration spin = SpinUnlessSingleCore(kWorkerSpin);
+  AdaptiveSpin spin(SpinUnlessSingleCore(kWorkerSpin));
+  absl::Duration slept;
   auto has_work = [this, &taken] { return HasWorkOrMustExit(taken); };
   // The next item to run, taken from the queue; `has_item` says whether
   // there is one. The worker takes it in the same critical section that
@@ -252,12 +254,18 @@ void Stream::WorkerLoop() {
   bool has_item = false;
   while (true) {
     if (!has_item) {
-      if (may_own_host_workers &&
-          !work_bell_.Wait(has_work, spin, idle_release_delay_)) {
-        openmp::ReleaseCallingThreadWorkers();
-        may_own_host_workers = false;
+      const bool woken =
+          may_own_host_workers && work_bell_.Wait(has_work, spin.current(),
+                                                  idle_release_delay_, &slept);
+      if (!woken) {
+        if (may_own_host_workers) {
+          openmp::ReleaseCallingThreadWorkers();
+          may_own_host_workers = false;
+        }
+        work_bell_.Wait(has_work, spin.current(), absl::InfiniteDuration(),
+                        &slept);
       }
-      work_bell_.Wait(has_work, spin, absl::InfiniteDuration());
+      spin.Record(slept);
       absl::MutexLock lock(&mu_);
       // Exit once stopped, or once a destroyed stream has drained.
       if (stopping_.load() || queue_.empty()) break;

@@ -96,6 +96,37 @@ TEST(DoorbellTest, NoWakeUpIsLostUnderManyProducers) {
   EXPECT_EQ(seen, kProducers * kBumpsEach);
 }
 
+TEST(DoorbellTest, ReportsHowLongItSlept) {
+  Doorbell bell;
+  absl::Duration slept = absl::InfiniteDuration();
+  EXPECT_TRUE(bell.Wait([] { return true; }, kNoSpin,
+                        absl::InfiniteDuration(), &slept));
+  EXPECT_EQ(slept, absl::ZeroDuration());
+  EXPECT_FALSE(bell.Wait([] { return false; }, kNoSpin,
+                         absl::Milliseconds(2), &slept));
+  EXPECT_GE(slept, absl::Milliseconds(2));
+}
+
+TEST(AdaptiveSpinTest, StopsPollingAfterLongSleepsAndResumesAfterShortOnes) {
+  const absl::Duration max = absl::Microseconds(64);
+  AdaptiveSpin spin(max);
+  EXPECT_EQ(spin.current(), max);
+  spin.Record(absl::ZeroDuration());  // came while polling
+  EXPECT_EQ(spin.current(), max);
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), max / 2);
+  spin.Record(absl::Milliseconds(1));
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), max / 8);
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), absl::ZeroDuration());
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), absl::ZeroDuration());
+  // Work came soon after it went to sleep: a poll would have caught it.
+  spin.Record(absl::Microseconds(10));
+  EXPECT_EQ(spin.current(), max);
+}
+
 TEST(WorkQueueTest, IsFirstInFirstOut) {
   WorkQueue queue;
   for (int i = 1; i <= 10; ++i) {
