@@ -7,8 +7,9 @@ Event::Event(openreg_event handle, int32_t device, uint32_t flags)
 
 uint64_t Event::BeginRecord() {
   absl::MutexLock lock(&mu_);
-  const uint64_t version = ++latest_version_;
+  const uint64_t version = latest_version_.load() + 1;
   pending_versions_.insert(version);
+  latest_version_.store(version);
   latest_completed_at_.reset();
   return version;
 }
@@ -22,17 +23,29 @@ void Event::Finish(uint64_t version, bool stamp) {
   const auto now = std::chrono::steady_clock::now();
   absl::MutexLock lock(&mu_);
   pending_versions_.erase(version);
-  if (stamp && version == latest_version_ && timing()) {
+  // Advance past the versions now complete. Each version is stepped over
+  // once, so this is O(1) amortized per record.
+  uint64_t completed_through = completed_through_.load();
+  const uint64_t latest = latest_version_.load();
+  while (completed_through < latest &&
+         !pending_versions_.contains(completed_through + 1)) {
+    ++completed_through;
+  }
+  completed_through_.store(completed_through);
+  if (stamp && version == latest_version_.load() && timing()) {
     latest_completed_at_ = now;
   }
 }
 
-uint64_t Event::LatestVersion() const {
-  absl::MutexLock lock(&mu_);
-  return latest_version_;
-}
+uint64_t Event::LatestVersion() const { return latest_version_.load(); }
 
 bool Event::IsComplete(uint64_t version) const {
+  const uint64_t completed_through = completed_through_.load();
+  if (version <= completed_through) return true;
+  // The oldest pending version when we read completed_through_ (it only
+  // grows): pending at that moment, so NOT_READY is a true answer. Only a
+  // newer version (records on several streams) needs the list.
+  if (version == completed_through + 1) return false;
   absl::MutexLock lock(&mu_);
   return IsCompleteLocked(version);
 }
@@ -42,6 +55,7 @@ bool Event::IsCompleteLocked(uint64_t version) const {
 }
 
 bool Event::AwaitVersion(uint64_t version) {
+  if (version <= completed_through_.load()) return true;
   absl::MutexLock lock(&mu_);
   auto done = [this, version]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return IsCompleteLocked(version) || cancelled_;
@@ -57,8 +71,8 @@ void Event::Cancel() {
 
 Event::LatestRecord Event::Latest() const {
   absl::MutexLock lock(&mu_);
-  return LatestRecord{latest_version_, IsCompleteLocked(latest_version_),
-                      latest_completed_at_};
+  const uint64_t latest = latest_version_.load();
+  return LatestRecord{latest, IsCompleteLocked(latest), latest_completed_at_};
 }
 
 }  // namespace openreg::threaded_sim

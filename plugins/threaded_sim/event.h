@@ -13,12 +13,15 @@
 // Ownership: shared by the event registry (while the handle is live) and by
 // every queued marker and wait that refers to it.
 // Thread-safety: all members may be called concurrently. mu_ guards the
-// versions and the timestamp. CompleteRecord() runs on worker threads;
-// AwaitVersion() blocks (on workers for stream waits, on API callers for
-// event_synchronize).
+// pending versions and the timestamp; latest_version_ and completed_through_
+// are atomics written under mu_ and read without it, so that event_query and
+// stream_wait_event of a completed record take no lock. CompleteRecord() runs
+// on worker threads; AwaitVersion() blocks (on workers for stream waits, on API
+// callers for event_synchronize).
 #ifndef OPENREG_PLUGINS_THREADED_SIM_EVENT_H_
 #define OPENREG_PLUGINS_THREADED_SIM_EVENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -80,8 +83,13 @@ class Event {
   const int32_t device_;
   const uint32_t flags_;
   mutable absl::Mutex mu_;
-  uint64_t latest_version_ ABSL_GUARDED_BY(mu_) = 0;
-  // Versions recorded whose marker has not run yet.
+  std::atomic<uint64_t> latest_version_{0};
+  // Every version up to this one has completed: the versions below the
+  // oldest pending one, or all of them when none is pending.
+  std::atomic<uint64_t> completed_through_{0};
+  // Versions recorded whose marker has not run yet. A hash set, not a sorted
+  // list: a stream may hold thousands of markers of one event, and their
+  // completion in order must cost O(1) each.
   absl::flat_hash_set<uint64_t> pending_versions_ ABSL_GUARDED_BY(mu_);
   std::optional<std::chrono::steady_clock::time_point> latest_completed_at_
       ABSL_GUARDED_BY(mu_);

@@ -19,6 +19,21 @@ namespace {
 // Set for the lifetime of a worker thread's loop.
 thread_local const Stream* t_current_worker = nullptr;
 
+// How long a thread polls before it sleeps (Note [Doorbells]). A worker that
+// ran out of work polls for the next op: a Python loop of tiny ops enqueues
+// one every few microseconds, so the worker catches it without either side
+// paying a futex wake-up; it polls less when its work comes with longer gaps
+// (AdaptiveSpin). A synchronizer polls for the item that is about to
+// finish. Both are bounded so that a core shared with other work is given
+// back soon; on a machine with one hardware thread polling would only delay
+// the thread it waits for, so nobody polls.
+absl::Duration SpinUnlessSingleCore(absl::Duration spin) {
+  static const bool single_core = std::thread::hardware_concurrency() <= 1;
+  return single_core ? absl::ZeroDuration() : spin;
+}
+const absl::Duration kWorkerSpin = absl::Microseconds(50);
+const absl::Duration kSynchronizeSpin = absl::Microseconds(20);
+
 }  // namespace
 
 std::string AsyncFailure::Describe() const {
@@ -56,35 +71,40 @@ std::string Stream::Describe() const {
 
 openreg_status Stream::Enqueue(WorkItem item, const char* function,
                                uint64_t* ticket) {
-  absl::MutexLock lock(&mu_);
-  if (stopping_) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: %s is stopped (the process is exiting, "
-                                "or its context was destroyed); no work is "
-                                "accepted",
-                                function, Describe()));
-  }
-  if (destroy_requested_) {
-    return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
-                absl::StrFormat("%s: %s was destroyed by a concurrent "
-                                "stream_destroy",
-                                function, Describe()));
-  }
-  if (!worker_started_) {
-    try {
-      worker_ = std::thread(&Stream::WorkerLoop, this);
-    } catch (const std::system_error& error) {
-      return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
-                  absl::StrFormat("%s: could not start the worker thread of "
-                                  "%s: %s",
-                                  function, Describe(), error.what()));
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                  absl::StrFormat("%s: %s is stopped (the process is exiting, "
+                                  "or its context was destroyed); no work is "
+                                  "accepted",
+                                  function, Describe()));
     }
-    worker_started_ = true;
+    if (destroy_requested_) {
+      return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
+                  absl::StrFormat("%s: %s was destroyed by a concurrent "
+                                  "stream_destroy",
+                                  function, Describe()));
+    }
+    if (!worker_started_) {
+      try {
+        worker_ = std::thread(&Stream::WorkerLoop, this);
+      } catch (const std::system_error& error) {
+        return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
+                    absl::StrFormat("%s: could not start the worker thread of "
+                                    "%s: %s",
+                                    function, Describe(), error.what()));
+      }
+      worker_started_ = true;
+    }
+    queue_.Push(std::move(item));
+    const uint64_t number = enqueued_.load(std::memory_order_relaxed) + 1;
+    enqueued_.store(number);
+    if (queue_.size() == 1) RequestSlotForHead();
+    if (ticket != nullptr) *ticket = number;
   }
-  queue_.push_back(std::move(item));
-  const uint64_t number = ++enqueued_;
-  if (queue_.size() == 1) RequestSlotForHead();
-  if (ticket != nullptr) *ticket = number;
+  // After the unlock, so a worker that wakes does not find the mutex held.
+  work_bell_.Ring();
   return OPENREG_SUCCESS;
 }
 
@@ -94,18 +114,15 @@ void Stream::RequestSlotForHead() {
   }
 }
 
-uint64_t Stream::enqueued() const {
-  absl::MutexLock lock(&mu_);
-  return enqueued_;
-}
+uint64_t Stream::enqueued() const { return enqueued_.load(); }
 
 bool Stream::AwaitFinished(uint64_t ticket) {
-  absl::MutexLock lock(&mu_);
-  auto done = [this, ticket]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return finished_ >= ticket || stopping_;
+  auto done = [this, ticket] {
+    return finished_.load() >= ticket || stopping_.load();
   };
-  mu_.Await(absl::Condition(&done));
-  return finished_ >= ticket;
+  finished_bell_.Wait(done, SpinUnlessSingleCore(kSynchronizeSpin),
+                      absl::InfiniteDuration());
+  return finished_.load() >= ticket;
 }
 
 openreg_status Stream::Query(const char* function) {
@@ -113,9 +130,10 @@ openreg_status Stream::Query(const char* function) {
   {
     absl::MutexLock lock(&mu_);
     failure = std::exchange(failure_, std::nullopt);
+    has_failure_.store(false);
     if (!failure.has_value()) {
-      return finished_ == enqueued_ ? OPENREG_SUCCESS
-                                    : OPENREG_ERROR_NOT_READY;
+      return finished_.load() == enqueued_.load() ? OPENREG_SUCCESS
+                                                  : OPENREG_ERROR_NOT_READY;
     }
   }
   return Fail(OPENREG_ERROR_LAUNCH_FAILURE,
@@ -150,13 +168,20 @@ openreg_status Stream::Synchronize(const char* function) {
 }
 
 std::optional<AsyncFailure> Stream::TakeFailure() {
+  // Set before finished_ moves past the failing item, so a caller that saw
+  // its work finish sees its failure here.
+  if (!has_failure_.load()) return std::nullopt;
   absl::MutexLock lock(&mu_);
+  has_failure_.store(false);
   return std::exchange(failure_, std::nullopt);
 }
 
 void Stream::RequestDestroy() {
-  absl::MutexLock lock(&mu_);
-  destroy_requested_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    destroy_requested_.store(true);
+  }
+  work_bell_.Ring();
 }
 
 bool Stream::Retired() const {
@@ -165,14 +190,17 @@ bool Stream::Retired() const {
 }
 
 std::vector<std::shared_ptr<Event>> Stream::Stop() {
-  std::deque<WorkItem> dropped;
+  WorkQueue dropped;
   {
     absl::MutexLock lock(&mu_);
-    stopping_ = true;
-    dropped.swap(queue_);
+    stopping_.store(true);
+    queue_.MoveItemsTo(&dropped);
   }
+  work_bell_.Ring();
+  finished_bell_.Ring();
   std::vector<std::shared_ptr<Event>> orphaned_events;
-  for (WorkItem& item : dropped) {
+  while (!dropped.empty()) {
+    WorkItem item = dropped.Pop();
     if (item.kind == WorkItem::Kind::kEventMarker) {
       orphaned_events.push_back(std::move(item.event));
     }
@@ -200,8 +228,9 @@ bool Stream::Join(absl::Time deadline) {
   return true;
 }
 
-bool Stream::HasWorkOrMustExit() const {
-  return !queue_.empty() || stopping_ || destroy_requested_;
+bool Stream::HasWorkOrMustExit(uint64_t taken) const {
+  return enqueued_.load() > taken || stopping_.load() ||
+         destroy_requested_.load();
 }
 
 void Stream::WorkerLoop() {
@@ -213,47 +242,69 @@ void Stream::WorkerLoop() {
   // thread owning OpenMP workers, which slow the whole process's CPU work
   // until given back (see Note [OpenMP worker pools on device threads]).
   bool may_own_host_workers = false;
+  // Items taken from the queue; only this thread counts them.
+  uint64_t taken = 0;
+  AdaptiveSpin spin(SpinUnlessSingleCore(kWorkerSpin));
+  absl::Duration slept;
+  auto has_work = [this, &taken] { return HasWorkOrMustExit(taken); };
+  // The next item to run, taken from the queue; `has_item` says whether
+  // there is one. The worker takes it in the same critical section that
+  // finishes the previous item, so a busy stream locks once per item.
+  WorkItem item;
+  bool has_item = false;
   while (true) {
-    WorkItem item;
-    {
-      absl::MutexLock lock(&mu_);
-      if (may_own_host_workers &&
-          !mu_.AwaitWithTimeout(absl::Condition(this, &Stream::HasWorkOrMustExit),
-                                idle_release_delay_)) {
-        // Outside the lock: the release joins the OpenMP workers.
-        mu_.Unlock();
-        openmp::ReleaseCallingThreadWorkers();
-        may_own_host_workers = false;
-        mu_.Lock();
+    if (!has_item) {
+      const bool woken =
+          may_own_host_workers && work_bell_.Wait(has_work, spin.current(),
+                                                  idle_release_delay_, &slept);
+      if (!woken) {
+        if (may_own_host_workers) {
+          openmp::ReleaseCallingThreadWorkers();
+          may_own_host_workers = false;
+        }
+        work_bell_.Wait(has_work, spin.current(), absl::InfiniteDuration(),
+                        &slept);
       }
-      mu_.Await(absl::Condition(this, &Stream::HasWorkOrMustExit));
+      spin.Record(slept);
+      absl::MutexLock lock(&mu_);
       // Exit once stopped, or once a destroyed stream has drained.
-      if (stopping_ || queue_.empty()) break;
-      item = std::move(queue_.front());
-      queue_.pop_front();
+      if (stopping_.load() || queue_.empty()) break;
+      item = queue_.Pop();
+      ++taken;
       busy_ = true;
     }
     bool holds_slot = false;
     may_own_host_workers |= item.kind == WorkItem::Kind::kCompute;
     const std::optional<openreg_status> status = Execute(item, &holds_slot);
+    const char* const description = item.description;
+    // Outside the lock: the closure may own buffers to free.
+    item = WorkItem();
     {
       absl::MutexLock lock(&mu_);
       busy_ = false;
       if (status.has_value()) {
-        const uint64_t number = ++finished_;
+        const uint64_t number = finished_.load(std::memory_order_relaxed) + 1;
         if (*status != OPENREG_SUCCESS) {
           if (failure_.has_value()) {
             ++failure_->later_failures;
           } else {
-            failure_ = AsyncFailure{handle_, item.description, *status,
-                                    number, 0};
+            failure_ = AsyncFailure{handle_, description, *status, number, 0};
           }
+          has_failure_.store(true);
         }
+        finished_.store(number);
         // Before releasing the slot, so that the next item competes for it
         // with everything already waiting.
-        if (!stopping_) RequestSlotForHead();
+        if (!stopping_.load()) RequestSlotForHead();
+      }
+      has_item = !stopping_.load() && !queue_.empty();
+      if (has_item) {
+        item = queue_.Pop();
+        ++taken;
+        busy_ = true;
       }
     }
+    finished_bell_.Ring();
     if (holds_slot) slots_->Release();
   }
   absl::MutexLock lock(&mu_);
@@ -285,7 +336,8 @@ std::optional<openreg_status> Stream::Execute(WorkItem& item,
 bool Stream::SleepUnlessStopped(absl::Duration delay) {
   if (delay <= absl::ZeroDuration()) return true;
   absl::MutexLock lock(&mu_);
-  return !mu_.AwaitWithTimeout(absl::Condition(&stopping_), delay);
+  auto stopped = [this] { return stopping_.load(); };
+  return !mu_.AwaitWithTimeout(absl::Condition(&stopped), delay);
 }
 
 }  // namespace openreg::threaded_sim

@@ -24,14 +24,18 @@
 // calls in progress. The worker thread uses `this` without a reference: the
 // device list keeps the stream alive until the worker was joined.
 // Thread-safety: all members may be called concurrently. mu_ guards the queue,
-// the counters, the sticky failure and the lifecycle flags; the worker never
-// holds it while an item runs. Lock order: stream, then execution slots, then
-// event. Synchronize(), AwaitFinished() and Join() block.
+// the sticky failure and the lifecycle flags; the worker never holds it while
+// an item runs. The counters and the flags that waits poll are atomics,
+// written under mu_ and read without it. Nobody waits on mu_ for work or
+// completion (so an enqueue's unlock never has to wake anyone): the worker
+// sleeps on work_bell_ and synchronizers on finished_bell_ (Note [Doorbells]
+// in doorbell.h). Lock order: stream, then execution slots, then event.
+// Synchronize(), AwaitFinished() and Join() block.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
 #define OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
 
+#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,8 +47,10 @@
 #include "absl/time/time.h"
 #include "driver_abi/openreg_driver.h"
 #include "plugins/threaded_sim/adversarial_delay.h"
+#include "plugins/threaded_sim/doorbell.h"
 #include "plugins/threaded_sim/execution_slots.h"
 #include "plugins/threaded_sim/work_item.h"
+#include "plugins/threaded_sim/work_queue.h"
 
 namespace openreg::threaded_sim {
 
@@ -136,7 +142,9 @@ class Stream {
   // Asks for an execution slot for the head of the queue if it needs one
   // and nothing is running (see Note [Execution slots and stream priorities]).
   void RequestSlotForHead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool HasWorkOrMustExit() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // For the worker, which has taken `taken` items: more were enqueued, or it
+  // must exit. Reads only atomics (a doorbell condition).
+  bool HasWorkOrMustExit(uint64_t taken) const;
   std::string Describe() const;
 
   const openreg_stream handle_;
@@ -150,15 +158,24 @@ class Stream {
   SlotRequest slot_request_;
 
   mutable absl::Mutex mu_;
-  std::deque<WorkItem> queue_ ABSL_GUARDED_BY(mu_);
+  WorkQueue queue_ ABSL_GUARDED_BY(mu_);
   // The worker took an item from the queue and has not finished it.
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<AsyncFailure> failure_ ABSL_GUARDED_BY(mu_);
-  bool destroy_requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool worker_started_ ABSL_GUARDED_BY(mu_) = false;
+  // Written under mu_ (seq_cst, as doorbell conditions require), read
+  // without it.
+  std::atomic<uint64_t> enqueued_{0};
+  std::atomic<uint64_t> finished_{0};
+  std::atomic<bool> has_failure_{false};  // failure_ has a value
+  std::atomic<bool> destroy_requested_{false};
+  std::atomic<bool> stopping_{false};
+  // Rung when work is enqueued or the worker must exit; the worker sleeps on
+  // it.
+  Doorbell work_bell_;
+  // Rung when an item finishes or the stream stops; AwaitFinished() sleeps
+  // on it.
+  Doorbell finished_bell_;
   bool worker_exited_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_ ABSL_GUARDED_BY(mu_);
 };

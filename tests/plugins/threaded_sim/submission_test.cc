@@ -1,0 +1,244 @@
+// The structures that hand work to a stream's worker (plugins/threaded_sim:
+// submission): the doorbell that wakes a sleeping thread only when it
+// sleeps, and the pooled FIFO of work items. A lost wake-up shows up as a
+// test that never finishes (Bazel's timeout), not as a timed assertion.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "plugins/threaded_sim/doorbell.h"
+#include "plugins/threaded_sim/event.h"
+#include "plugins/threaded_sim/work_item.h"
+#include "plugins/threaded_sim/work_queue.h"
+
+namespace openreg::threaded_sim {
+namespace {
+
+constexpr absl::Duration kNoSpin = absl::ZeroDuration();
+
+TEST(DoorbellTest, ReturnsAtOnceWhenAlreadyReady) {
+  Doorbell bell;
+  EXPECT_TRUE(
+      bell.Wait([] { return true; }, kNoSpin, absl::InfiniteDuration()));
+  EXPECT_EQ(bell.sleepers(), 0);
+}
+
+TEST(DoorbellTest, TimesOutWhenNeverReady) {
+  Doorbell bell;
+  EXPECT_FALSE(bell.Wait([] { return false; }, absl::Microseconds(10),
+                         absl::Milliseconds(5)));
+  EXPECT_EQ(bell.sleepers(), 0);
+}
+
+TEST(DoorbellTest, RingWakesASleeper) {
+  Doorbell bell;
+  std::atomic<bool> ready{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE(bell.Wait([&] { return ready.load(); }, kNoSpin,
+                          absl::InfiniteDuration()));
+  });
+  // Ring only once the waiter really sleeps, to exercise the sleeping path.
+  while (bell.sleepers() == 0) std::this_thread::yield();
+  ready.store(true);
+  bell.Ring();
+  waiter.join();
+  EXPECT_EQ(bell.sleepers(), 0);
+}
+
+TEST(DoorbellTest, RingWakesEverySleeper) {
+  Doorbell bell;
+  std::atomic<bool> ready{false};
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 4; ++i) {
+    waiters.emplace_back([&] {
+      EXPECT_TRUE(bell.Wait([&] { return ready.load(); }, kNoSpin,
+                            absl::InfiniteDuration()));
+    });
+  }
+  while (bell.sleepers() < 4) std::this_thread::yield();
+  ready.store(true);
+  bell.Ring();
+  for (std::thread& waiter : waiters) waiter.join();
+}
+
+// A consumer waits for each of many counter bumps in turn, sometimes
+// spinning and sometimes sleeping, while producers bump and ring: a lost
+// wake-up leaves the consumer asleep forever.
+TEST(DoorbellTest, NoWakeUpIsLostUnderManyProducers) {
+  constexpr int kProducers = 4;
+  constexpr uint64_t kBumpsEach = 20000;
+  Doorbell bell;
+  std::atomic<uint64_t> bumps{0};
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&] {
+      for (uint64_t i = 0; i < kBumpsEach; ++i) {
+        bumps.fetch_add(1);
+        bell.Ring();
+        if (i % 64 == 0) std::this_thread::yield();
+      }
+    });
+  }
+  uint64_t seen = 0;
+  int round = 0;
+  while (seen < kProducers * kBumpsEach) {
+    const absl::Duration spin =
+        (++round % 2 == 0) ? absl::Microseconds(2) : kNoSpin;
+    ASSERT_TRUE(bell.Wait([&] { return bumps.load() > seen; }, spin,
+                          absl::InfiniteDuration()));
+    seen = bumps.load();
+  }
+  for (std::thread& producer : producers) producer.join();
+  EXPECT_EQ(seen, kProducers * kBumpsEach);
+}
+
+TEST(DoorbellTest, ReportsHowLongItSlept) {
+  Doorbell bell;
+  absl::Duration slept = absl::InfiniteDuration();
+  EXPECT_TRUE(bell.Wait([] { return true; }, kNoSpin,
+                        absl::InfiniteDuration(), &slept));
+  EXPECT_EQ(slept, absl::ZeroDuration());
+  EXPECT_FALSE(bell.Wait([] { return false; }, kNoSpin,
+                         absl::Milliseconds(2), &slept));
+  EXPECT_GE(slept, absl::Milliseconds(2));
+}
+
+TEST(AdaptiveSpinTest, StopsPollingAfterLongSleepsAndResumesAfterShortOnes) {
+  const absl::Duration max = absl::Microseconds(64);
+  AdaptiveSpin spin(max);
+  EXPECT_EQ(spin.current(), max);
+  spin.Record(absl::ZeroDuration());  // came while polling
+  EXPECT_EQ(spin.current(), max);
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), max / 2);
+  spin.Record(absl::Milliseconds(1));
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), max / 8);
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), absl::ZeroDuration());
+  spin.Record(absl::Milliseconds(1));
+  EXPECT_EQ(spin.current(), absl::ZeroDuration());
+  // Work came soon after it went to sleep: a poll would have caught it.
+  spin.Record(absl::Microseconds(10));
+  EXPECT_EQ(spin.current(), max);
+}
+
+TEST(WorkQueueTest, IsFirstInFirstOut) {
+  WorkQueue queue;
+  for (int i = 1; i <= 10; ++i) {
+    queue.Push(WorkItem::Compute(
+        "item", [i] { return static_cast<openreg_status>(i); }));
+  }
+  EXPECT_EQ(queue.size(), 10u);
+  for (int i = 1; i <= 10; ++i) {
+    ASSERT_FALSE(queue.empty());
+    WorkItem item = queue.Pop();
+    EXPECT_EQ(static_cast<int>(item.compute()), i);
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(WorkQueueTest, ReusesNodesInsteadOfAllocating) {
+  WorkQueue queue;
+  for (int round = 0; round < 1000; ++round) {
+    queue.Push(WorkItem::Compute("a", [] { return OPENREG_SUCCESS; }));
+    queue.Push(WorkItem::Compute("b", [] { return OPENREG_SUCCESS; }));
+    queue.Pop();
+    queue.Pop();
+  }
+  EXPECT_EQ(queue.nodes_allocated(), 2u);
+  EXPECT_EQ(queue.spare_nodes(), 2u);
+}
+
+TEST(WorkQueueTest, KeepsAtMostTheCapOfSpareNodes) {
+  WorkQueue queue;
+  const size_t burst = WorkQueue::kMaxSpareNodes + 100;
+  for (size_t i = 0; i < burst; ++i) {
+    queue.Push(WorkItem::Compute("x", [] { return OPENREG_SUCCESS; }));
+  }
+  while (!queue.empty()) queue.Pop();
+  EXPECT_EQ(queue.spare_nodes(), WorkQueue::kMaxSpareNodes);
+  EXPECT_EQ(queue.nodes_allocated(), WorkQueue::kMaxSpareNodes);
+}
+
+TEST(WorkQueueTest, PoppedItemsReleaseWhatTheyHeld) {
+  WorkQueue queue;
+  auto event = std::make_shared<Event>(nullptr, 0, 0);
+  queue.Push(WorkItem::EventMarker(event, 1));
+  EXPECT_EQ(event.use_count(), 2);
+  { WorkItem item = queue.Pop(); }
+  // The spare node keeps no reference.
+  EXPECT_EQ(event.use_count(), 1);
+}
+
+// What a stop does: moves the queued items out, in order, and the queue
+// stays usable; items never popped are destroyed with their queue (ASan
+// reports a leak otherwise).
+TEST(WorkQueueTest, MoveItemsToTakesEverythingQueued) {
+  WorkQueue queue;
+  auto event = std::make_shared<Event>(nullptr, 0, 0);
+  queue.Push(WorkItem::Compute("c", [] { return OPENREG_SUCCESS; }));
+  queue.Push(WorkItem::EventMarker(event, 7));
+  {
+    WorkQueue dropped;
+    queue.MoveItemsTo(&dropped);
+    EXPECT_TRUE(queue.empty());
+    ASSERT_EQ(dropped.size(), 2u);
+    EXPECT_EQ(dropped.Pop().kind, WorkItem::Kind::kCompute);
+    WorkItem marker = dropped.Pop();
+    EXPECT_EQ(marker.kind, WorkItem::Kind::kEventMarker);
+    EXPECT_EQ(marker.version, 7u);
+  }
+  queue.Push(WorkItem::EventWait(event, 3));
+  EXPECT_EQ(queue.front().kind, WorkItem::Kind::kEventWait);
+  {
+    WorkQueue never_run;
+    never_run.Push(WorkItem::EventMarker(event, 8));
+    never_run.Push(WorkItem::Compute("d", [] { return OPENREG_SUCCESS; }));
+  }
+  EXPECT_EQ(event.use_count(), 2);  // `event` and the queued wait
+}
+
+// Events complete their versions in any order; event_query and waits of a
+// completed version take a lock-free path.
+TEST(EventTest, VersionsCompleteInAnyOrder) {
+  Event event(nullptr, 0, 0);
+  EXPECT_TRUE(event.IsComplete(0));
+  const uint64_t first = event.BeginRecord();
+  const uint64_t second = event.BeginRecord();
+  EXPECT_EQ(event.LatestVersion(), second);
+  EXPECT_FALSE(event.IsComplete(first));
+  event.CompleteRecord(second);
+  EXPECT_TRUE(event.IsComplete(second));
+  EXPECT_FALSE(event.IsComplete(first));
+  event.CompleteRecord(first);
+  EXPECT_TRUE(event.IsComplete(first));
+  EXPECT_TRUE(event.AwaitVersion(second));
+}
+
+// A stream may hold thousands of markers of one event.
+TEST(EventTest, ManyPendingVersionsCompleteInOrder) {
+  Event event(nullptr, 0, 0);
+  constexpr uint64_t kRecords = 100000;
+  for (uint64_t i = 0; i < kRecords; ++i) event.BeginRecord();
+  for (uint64_t version = 1; version <= kRecords; ++version) {
+    ASSERT_FALSE(event.IsComplete(version));
+    event.CompleteRecord(version);
+    ASSERT_TRUE(event.IsComplete(version));
+  }
+}
+
+TEST(EventTest, AwaitVersionWakesWhenTheMarkerRuns) {
+  Event event(nullptr, 0, 0);
+  const uint64_t version = event.BeginRecord();
+  std::thread marker([&] { event.CompleteRecord(version); });
+  EXPECT_TRUE(event.AwaitVersion(version));
+  marker.join();
+}
+
+}  // namespace
+}  // namespace openreg::threaded_sim
