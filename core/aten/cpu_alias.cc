@@ -65,11 +65,10 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
     // Non-owning; resizable through the CPU allocator so an out= kernel that
     // must grow its output can, and the caller notices the new memory.
     storages_.push_back(StorageAlias{
-        storage,
-        c10::Storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
-                     c10::DataPtr(const_cast<void*>(storage.data()),
-                                  c10::Device(c10::DeviceType::CPU)),
-                     c10::GetCPUAllocator(), /*resizable=*/true)});
+        storage, c10::Storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
+                              c10::DataPtr(const_cast<void*>(storage.data()),
+                                           c10::Device(c10::DeviceType::CPU)),
+                              c10::GetCPUAllocator(), /*resizable=*/true)});
     IndexEntries(storages_, storage_index_, kLinearSearchLimit,
                  [](const StorageAlias& entry) {
                    return entry.original.unsafeGetStorageImpl();

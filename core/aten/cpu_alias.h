@@ -4,7 +4,8 @@
 // it directly: wrap the storage as a non-owning CPU storage and give the CPU
 // tensor the same sizes, strides and offset. No data is copied. Such aliases
 // may only be touched inside a function launched on the device's stream
-// (core/torch_runtime/stream_work.h), where the driver guarantees earlier work is done.
+// (core/torch_runtime/stream_work.h), where the driver guarantees earlier work
+// is done.
 //
 // Every op makes one CpuAliases, and most ops have one to three tensor
 // arguments: the tables are inline arrays searched linearly, with no heap

@@ -106,10 +106,9 @@ struct Placement {
   // A CPU tensor over this memory and geometry, in a storage of its own: it
   // keeps pointing at that memory after a kernel moved the alias's storage.
   at::Tensor Tensor(const caffe2::TypeMeta dtype) const {
-    c10::Storage storage(
-        c10::Storage::use_byte_size_t(), nbytes,
-        c10::DataPtr(data, c10::Device(c10::DeviceType::CPU)),
-        /*allocator=*/nullptr, /*resizable=*/false);
+    c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes,
+                         c10::DataPtr(data, c10::Device(c10::DeviceType::CPU)),
+                         /*allocator=*/nullptr, /*resizable=*/false);
     at::Tensor fixed = at::detail::make_tensor<c10::TensorImpl>(
         std::move(storage), kCpuKeys, dtype);
     fixed.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides,
@@ -178,9 +177,7 @@ class FallbackCall {
   }
 
  private:
-  size_t FirstArgument() const {
-    return stack_.size() - facts_.argument_count;
-  }
+  size_t FirstArgument() const { return stack_.size() - facts_.argument_count; }
 
   void NoteDevice(c10::DeviceIndex device) {
     if (!device_.has_value()) {
@@ -189,7 +186,8 @@ class FallbackCall {
     }
     TORCH_CHECK(*device_ == device,
                 "Expected all tensors to be on the same device, but found at "
-                "least two devices, openreg:", static_cast<int>(*device_),
+                "least two devices, openreg:",
+                static_cast<int>(*device_),
                 " and openreg:", static_cast<int>(device), " (in ",
                 facts_.schema_name, "). Move them to one device with .to().");
   }
@@ -204,8 +202,8 @@ class FallbackCall {
     TORCH_CHECK(!tensor.defined() || !tensor.device().is_cpu() ||
                     tensor.dim() == 0 || facts_.accepts_cpu_tensors,
                 "Expected all tensors to be on the same device, but found a "
-                "CPU tensor of shape ", tensor.sizes(), " in ",
-                facts_.schema_name,
+                "CPU tensor of shape ",
+                tensor.sizes(), " in ", facts_.schema_name,
                 " on openreg. Move it with .to('openreg') first.");
   }
 
@@ -240,8 +238,10 @@ class FallbackCall {
       const at::Generator generator =
           value.isNone() ? DefaultGenerator(*device_) : value.toGenerator();
       TORCH_CHECK(generator.device().type() == c10::DeviceType::PrivateUse1,
-                  facts_.schema_name, " on openreg needs an openreg "
-                  "generator, got a generator for ", generator.device(),
+                  facts_.schema_name,
+                  " on openreg needs an openreg "
+                  "generator, got a generator for ",
+                  generator.device(),
                   ". Create it with torch.Generator(device='openreg').");
       value = ReserveKernelGenerator(generator);
     }

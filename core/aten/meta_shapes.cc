@@ -137,8 +137,8 @@ TensorSpec SpecOf(const at::Tensor& tensor) {
                     tensor.strides().vec()};
 }
 
-std::shared_ptr<const ResultSpecs> RunMeta(const c10::OperatorHandle& op,
-                                   c10::ArrayRef<c10::IValue> arguments) {
+std::shared_ptr<const ResultSpecs> RunMeta(
+    const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
   torch::jit::Stack stack;
   stack.reserve(arguments.size());
   for (const c10::IValue& argument : arguments) stack.push_back(ToMeta(argument));
@@ -165,7 +165,8 @@ std::shared_ptr<const ResultSpecs> RunMeta(const c10::OperatorHandle& op,
       return nullptr;
     }
   }
-  for (const at::Tensor& out : outs) specs->out_arguments.push_back(SpecOf(out));
+  for (const at::Tensor& out : outs)
+    specs->out_arguments.push_back(SpecOf(out));
   return specs;
 }
 
@@ -186,8 +187,7 @@ class SpecCache {
     return Lookup::kFound;
   }
 
-  void Insert(absl::string_view key,
-              std::shared_ptr<const ResultSpecs> specs) {
+  void Insert(absl::string_view key, std::shared_ptr<const ResultSpecs> specs) {
     absl::MutexLock lock(&mutex_);
     if (specs_.size() >= kMaxCachedSignatures) specs_.clear();
     specs_.insert_or_assign(std::string(key), std::move(specs));
