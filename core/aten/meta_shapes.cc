@@ -4,7 +4,6 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -26,10 +25,18 @@ bool IsOpenReg(const at::Tensor& tensor) {
          tensor.device().type() == c10::DeviceType::PrivateUse1;
 }
 
+// Raw bytes, not text: the signature is built on every op. Counts come
+// first so that no two different argument lists give the same bytes.
+template <typename T>
+void AppendRaw(std::string& key, char tag, T value) {
+  key.push_back(tag);
+  key.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
 void AppendInts(std::string& key, c10::IntArrayRef values) {
+  AppendRaw(key, '#', values.size());
   key.append(reinterpret_cast<const char*>(values.data()),
              values.size() * sizeof(int64_t));
-  key.push_back('|');
 }
 
 // Appends `value` to the signature; false if it cannot be part of one.
@@ -40,10 +47,13 @@ bool AppendSignature(std::string& key, const c10::IValue& value) {
       key.append("u|");
       return true;
     }
-    absl::StrAppend(&key, "T", static_cast<int>(tensor.scalar_type()), ":",
-                    static_cast<int>(tensor.device().type()), ":",
-                    // Type promotion treats Python numbers apart.
-                    tensor.unsafeGetTensorImpl()->is_wrapped_number(), ":");
+    const char facts[] = {
+        static_cast<char>(tensor.scalar_type()),
+        static_cast<char>(tensor.device().type()),
+        // Type promotion treats Python numbers apart.
+        static_cast<char>(tensor.unsafeGetTensorImpl()->is_wrapped_number())};
+    key.push_back('T');
+    key.append(facts, sizeof(facts));
     AppendInts(key, tensor.sizes());
     AppendInts(key, tensor.strides());
     return true;
@@ -53,18 +63,15 @@ bool AppendSignature(std::string& key, const c10::IValue& value) {
     return true;
   }
   if (value.isInt()) {
-    absl::StrAppend(&key, "I", value.toInt(), "|");
+    AppendRaw(key, 'I', value.toInt());
     return true;
   }
   if (value.isBool()) {
-    absl::StrAppend(&key, "B", value.toBool(), "|");
+    AppendRaw(key, 'B', value.toBool());
     return true;
   }
   if (value.isDouble()) {
-    const double number = value.toDouble();
-    char bytes[sizeof(number)];
-    std::memcpy(bytes, &number, sizeof(number));
-    key.append("D").append(bytes, sizeof(bytes)).append("|");
+    AppendRaw(key, 'D', value.toDouble());
     return true;
   }
   if (value.isIntList()) {
