@@ -4,50 +4,108 @@
 #include <c10/core/TensorImpl.h>
 
 namespace openreg {
+namespace {
+
+// The index of the entry of `entries` whose `member`'s impl is `impl`, or -1:
+// linear while `entries` is small, through `index` (kept in step by
+// IndexEntry) once it is not.
+template <typename Entries, typename Impl, typename Index, typename GetImpl>
+ptrdiff_t Find(const Entries& entries, const Impl* impl, const Index& index,
+               size_t linear_limit, GetImpl get_impl) {
+  if (entries.size() <= linear_limit) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (get_impl(entries[i]) == impl) return static_cast<ptrdiff_t>(i);
+    }
+    return -1;
+  }
+  auto it = index.find(impl);
+  return it == index.end() ? -1 : static_cast<ptrdiff_t>(it->second);
+}
+
+// Keeps `index` covering every entry once `entries` outgrows linear search.
+template <typename Entries, typename Index, typename GetImpl>
+void IndexEntries(const Entries& entries, Index& index, size_t linear_limit,
+                  GetImpl get_impl) {
+  if (entries.size() <= linear_limit) return;
+  if (index.empty()) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      index.emplace(get_impl(entries[i]), i);
+    }
+  } else {
+    index.emplace(get_impl(entries.back()), entries.size() - 1);
+  }
+}
+
+}  // namespace
+
+ptrdiff_t CpuAliases::FindTensor(const c10::TensorImpl* impl) const {
+  return Find(tensors_, impl, tensor_index_, kLinearSearchLimit,
+              [](const TensorAlias& entry) {
+                return entry.original.unsafeGetTensorImpl();
+              });
+}
+
+ptrdiff_t CpuAliases::FindStorage(const c10::StorageImpl* impl) const {
+  return Find(storages_, impl, storage_index_, kLinearSearchLimit,
+              [](const StorageAlias& entry) {
+                return entry.original.unsafeGetStorageImpl();
+              });
+}
 
 at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
   // One alias per tensor: kernels compare arguments by identity (an out=
   // argument that is also an input is updated in place, never resized).
-  if (auto it = aliases_.find(tensor.unsafeGetTensorImpl());
-      it != aliases_.end()) {
-    return it->second;
+  if (const ptrdiff_t found = FindTensor(tensor.unsafeGetTensorImpl());
+      found >= 0) {
+    return tensors_[found].cpu;
   }
   const c10::Storage& storage = tensor.storage();
-  auto [it, inserted] = storages_.try_emplace(storage.unsafeGetStorageImpl());
-  if (inserted) {
-    it->second.original = storage;
+  ptrdiff_t storage_entry = FindStorage(storage.unsafeGetStorageImpl());
+  if (storage_entry < 0) {
     // Non-owning; resizable through the CPU allocator so an out= kernel that
     // must grow its output can, and the caller notices the new memory.
-    it->second.cpu = c10::Storage(
-        c10::Storage::use_byte_size_t(), storage.nbytes(),
-        c10::DataPtr(const_cast<void*>(storage.data()),
-                     c10::Device(c10::DeviceType::CPU)),
-        c10::GetCPUAllocator(), /*resizable=*/true);
+    storages_.push_back(StorageAlias{
+        storage, c10::Storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
+                              c10::DataPtr(const_cast<void*>(storage.data()),
+                                           c10::Device(c10::DeviceType::CPU)),
+                              c10::GetCPUAllocator(), /*resizable=*/true)});
+    IndexEntries(storages_, storage_index_, kLinearSearchLimit,
+                 [](const StorageAlias& entry) {
+                   return entry.original.unsafeGetStorageImpl();
+                 });
+    storage_entry = static_cast<ptrdiff_t>(storages_.size()) - 1;
   }
   at::Tensor alias = at::detail::make_tensor<c10::TensorImpl>(
-      c10::Storage(it->second.cpu), c10::DispatchKeySet(c10::DispatchKey::CPU),
-      tensor.dtype());
+      c10::Storage(storages_[storage_entry].cpu),
+      c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
   alias.unsafeGetTensorImpl()->set_sizes_and_strides(
       tensor.sizes(), tensor.strides(), tensor.storage_offset());
   // The lazy conjugate and negative bits are part of the value: kernels the
   // Conjugate/Negative keys let through (copies, matmuls) read them.
-  alias._set_conj(tensor.is_conj());
-  alias._set_neg(tensor.is_neg());
-  tensors_.emplace(alias.unsafeGetTensorImpl(), tensor);
-  aliases_.emplace(tensor.unsafeGetTensorImpl(), alias);
+  if (tensor.is_conj()) alias._set_conj(true);
+  if (tensor.is_neg()) alias._set_neg(true);
+  tensors_.push_back(TensorAlias{tensor, alias});
+  IndexEntries(tensors_, tensor_index_, kLinearSearchLimit,
+               [](const TensorAlias& entry) {
+                 return entry.original.unsafeGetTensorImpl();
+               });
   return alias;
 }
 
 const at::Tensor* CpuAliases::OriginalOf(const at::Tensor& cpu_tensor) const {
-  auto it = tensors_.find(cpu_tensor.unsafeGetTensorImpl());
-  return it == tensors_.end() ? nullptr : &it->second;
+  // Asked once per result of the few ops that run synchronously: linear.
+  const c10::TensorImpl* impl = cpu_tensor.unsafeGetTensorImpl();
+  for (const TensorAlias& entry : tensors_) {
+    if (entry.cpu.unsafeGetTensorImpl() == impl) return &entry.original;
+  }
+  return nullptr;
 }
 
 const c10::Storage* CpuAliases::OriginalStorageOf(
     const at::Tensor& cpu_tensor) const {
   const c10::StorageImpl* cpu_storage =
       cpu_tensor.storage().unsafeGetStorageImpl();
-  for (const auto& [key, alias] : storages_) {
+  for (const StorageAlias& alias : storages_) {
     if (alias.cpu.unsafeGetStorageImpl() == cpu_storage) return &alias.original;
   }
   return nullptr;
@@ -55,7 +113,7 @@ const c10::Storage* CpuAliases::OriginalStorageOf(
 
 void CpuAliases::ForgetOriginalTensors() {
   tensors_.clear();
-  aliases_.clear();
+  tensor_index_.clear();
 }
 
 }  // namespace openreg

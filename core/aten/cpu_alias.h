@@ -4,7 +4,13 @@
 // it directly: wrap the storage as a non-owning CPU storage and give the CPU
 // tensor the same sizes, strides and offset. No data is copied. Such aliases
 // may only be touched inside a function launched on the device's stream
-// (core/torch_runtime/stream_work.h), where the driver guarantees earlier work is done.
+// (core/torch_runtime/stream_work.h), where the driver guarantees earlier work
+// is done.
+//
+// Every op makes one CpuAliases, and most ops have one to three tensor
+// arguments: the tables are inline arrays searched linearly, with no heap
+// allocation, and a hash index is built only once a table grows past a few
+// dozen entries (tensor lists of foreach ops, collectives).
 //
 // Thread-safety: a CpuAliases object belongs to one operator call.
 #ifndef OPENREG_CORE_ATEN_CPU_ALIAS_H_
@@ -12,7 +18,10 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstddef>
+
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 
 namespace openreg {
 
@@ -42,11 +51,25 @@ class CpuAliases {
     c10::Storage original;
     c10::Storage cpu;
   };
-  absl::flat_hash_map<const c10::StorageImpl*, StorageAlias> storages_;
-  // CPU TensorImpl -> the openreg tensor it aliases.
-  absl::flat_hash_map<const c10::TensorImpl*, at::Tensor> tensors_;
-  // openreg TensorImpl -> its alias.
-  absl::flat_hash_map<const c10::TensorImpl*, at::Tensor> aliases_;
+  struct TensorAlias {
+    at::Tensor original;
+    at::Tensor cpu;
+  };
+
+  // Past this many entries a table is also indexed by a hash map: linear
+  // search would cost more than hashing.
+  static constexpr size_t kLinearSearchLimit = 32;
+
+  // The entry of `tensors_` whose original is `impl`, or -1.
+  ptrdiff_t FindTensor(const c10::TensorImpl* impl) const;
+  // The entry of `storages_` whose original is `impl`, or -1.
+  ptrdiff_t FindStorage(const c10::StorageImpl* impl) const;
+
+  absl::InlinedVector<StorageAlias, 4> storages_;
+  absl::InlinedVector<TensorAlias, 4> tensors_;
+  // Original impl -> index, filled only past kLinearSearchLimit entries.
+  absl::flat_hash_map<const c10::StorageImpl*, size_t> storage_index_;
+  absl::flat_hash_map<const c10::TensorImpl*, size_t> tensor_index_;
 };
 
 }  // namespace openreg

@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
+#include "absl/container/inlined_vector.h"
 #include "core/aten/cpu_alias.h"
 #include "core/aten/kernel_memory.h"
 #include "core/aten/meta_shapes.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/op_facts.h"
 #include "core/aten/out_variants.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
@@ -36,46 +37,6 @@ constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
 bool IsOpenReg(const at::Tensor& tensor) {
   return tensor.defined() &&
          tensor.device().type() == c10::DeviceType::PrivateUse1;
-}
-
-bool IsOptionalOf(const c10::TypePtr& type, c10::TypeKind kind) {
-  if (type->kind() == kind) return true;
-  if (auto optional = type->cast<c10::OptionalType>()) {
-    return optional->getElementType()->kind() == kind;
-  }
-  return false;
-}
-
-bool IsWritten(const c10::Argument& argument) {
-  return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
-}
-
-bool IsTensorOrTensorList(const c10::Argument& value) {
-  const c10::TypeKind kind = value.real_type()->kind();
-  if (kind == c10::TypeKind::TensorType) return true;
-  if (auto list = value.real_type()->cast<c10::ListType>()) {
-    return list->getElementType()->kind() == c10::TypeKind::TensorType;
-  }
-  return false;
-}
-
-// How an op's results relate to its arguments, read off its schema.
-enum class ResultKind {
-  kWrittenArguments,  // every result is a written argument (or there is none)
-  kFreshTensors,      // every result is a new tensor or tensor list
-  kOther,             // views, optional or non-tensor results, mixtures
-};
-
-ResultKind ClassifyResults(const c10::FunctionSchema& schema) {
-  bool all_written = true;
-  bool all_fresh = true;
-  for (const c10::Argument& result : schema.returns()) {
-    if (!IsTensorOrTensorList(result)) return ResultKind::kOther;
-    all_written = all_written && IsWritten(result);
-    all_fresh = all_fresh && result.alias_info() == nullptr;
-  }
-  if (all_written) return ResultKind::kWrittenArguments;
-  return all_fresh ? ResultKind::kFreshTensors : ResultKind::kOther;
 }
 
 at::Tensor EmptyOnDevice(const TensorSpec& spec, c10::DeviceIndex device) {
@@ -106,37 +67,59 @@ at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
 
 // What an enqueued kernel owns: the op, its CPU-side stack and the aliases,
 // which hold every openreg tensor the kernel touches (Note [Asynchronous
-// execution]).
+// execution]). Sized inline for the few tensors most ops have, so a launch
+// costs one heap allocation besides the stack.
 struct KernelLaunch {
   c10::OperatorHandle op;
+  // The op's name, for error messages (the schema's, of the op called).
+  const std::string* op_name;
   torch::jit::Stack stack;
   CpuAliases aliases;
   // Aliases of written arguments: the kernel must not move them elsewhere.
-  std::vector<at::Tensor> written;
+  absl::InlinedVector<at::Tensor, 2> written;
   // Aliases of preallocated outputs the functional kernel's results are
   // copied into (ops without an out= overload).
   std::vector<at::Tensor> copy_results_into;
 };
 
-// A CPU tensor over `alias`'s memory and geometry, in a storage of its own:
-// it keeps pointing at that memory when a kernel moves `alias`'s storage.
-at::Tensor FixedPlacementOf(const at::Tensor& alias) {
-  c10::Storage storage(c10::Storage::use_byte_size_t(), alias.storage().nbytes(),
-                       c10::DataPtr(alias.storage().mutable_data(),
-                                    c10::Device(c10::DeviceType::CPU)),
-                       /*allocator=*/nullptr, /*resizable=*/false);
-  at::Tensor fixed = at::detail::make_tensor<c10::TensorImpl>(
-      std::move(storage), kCpuKeys, alias.dtype());
-  fixed.unsafeGetTensorImpl()->set_sizes_and_strides(
-      alias.sizes(), alias.strides(), alias.storage_offset());
-  return fixed;
-}
+// Where a written argument's alias is before its kernel runs.
+struct Placement {
+  void* data;
+  size_t nbytes;
+  c10::DimVector sizes;
+  c10::DimVector strides;
+  int64_t storage_offset;
+
+  explicit Placement(const at::Tensor& alias)
+      : data(alias.storage().mutable_data()),
+        nbytes(alias.storage().nbytes()),
+        sizes(alias.sizes().begin(), alias.sizes().end()),
+        strides(alias.strides().begin(), alias.strides().end()),
+        storage_offset(alias.storage_offset()) {}
+
+  bool Holds(const at::Tensor& alias) const {
+    return alias.storage().data() == data && alias.sizes() == sizes &&
+           alias.strides() == strides &&
+           alias.storage_offset() == storage_offset;
+  }
+
+  // A CPU tensor over this memory and geometry, in a storage of its own: it
+  // keeps pointing at that memory after a kernel moved the alias's storage.
+  at::Tensor Tensor(const caffe2::TypeMeta dtype) const {
+    c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes,
+                         c10::DataPtr(data, c10::Device(c10::DeviceType::CPU)),
+                         /*allocator=*/nullptr, /*resizable=*/false);
+    at::Tensor fixed = at::detail::make_tensor<c10::TensorImpl>(
+        std::move(storage), kCpuKeys, dtype);
+    fixed.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides,
+                                                       storage_offset);
+    return fixed;
+  }
+};
 
 void RunKernel(KernelLaunch& launch, c10::DeviceIndex device) {
-  std::vector<at::Tensor> placements;
-  for (const at::Tensor& alias : launch.written) {
-    placements.push_back(FixedPlacementOf(alias));
-  }
+  absl::InlinedVector<Placement, 2> placements;
+  for (const at::Tensor& alias : launch.written) placements.emplace_back(alias);
   {
     const ScopedKernelMemoryOnDevice kernel_memory(device);
     launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
@@ -148,15 +131,11 @@ void RunKernel(KernelLaunch& launch, c10::DeviceIndex device) {
   // its planned layout and place: copy it there.
   for (size_t i = 0; i < launch.written.size(); ++i) {
     const at::Tensor& written = launch.written[i];
-    const at::Tensor& planned = placements[i];
-    const bool moved = written.storage().data() != planned.storage().data();
-    if (!moved && written.strides() == planned.strides() &&
-        written.storage_offset() == planned.storage_offset() &&
-        written.sizes() == planned.sizes()) {
-      continue;
-    }
+    if (placements[i].Holds(written)) continue;
+    const at::Tensor planned = placements[i].Tensor(written.dtype());
+    const bool moved = written.storage().data() != placements[i].data;
     TORCH_CHECK(written.sizes() == planned.sizes(),
-                "openreg internal error: ", launch.op.schema().name(),
+                "openreg internal error: ", *launch.op_name,
                 " changed the shape of a written argument from ",
                 planned.sizes(), " to ", written.sizes(),
                 " although its shape was known before it ran");
@@ -179,12 +158,12 @@ void RunKernel(KernelLaunch& launch, c10::DeviceIndex device) {
 class FallbackCall {
  public:
   FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack& stack)
-      : op_(op), stack_(stack) {}
+      : op_(op), facts_(FactsOf(op)), stack_(stack) {}
 
   void Run() {
     Prepare();
-    const auto arguments = torch::jit::last(stack_, op_.schema().arguments().size());
-    switch (ClassifyResults(op_.schema())) {
+    const auto arguments = torch::jit::last(stack_, facts_.argument_count);
+    switch (facts_.result_kind) {
       case ResultKind::kWrittenArguments:
         if (EnqueueWritingArguments(arguments)) return;
         break;
@@ -198,9 +177,7 @@ class FallbackCall {
   }
 
  private:
-  size_t FirstArgument() const {
-    return stack_.size() - op_.schema().arguments().size();
-  }
+  size_t FirstArgument() const { return stack_.size() - facts_.argument_count; }
 
   void NoteDevice(c10::DeviceIndex device) {
     if (!device_.has_value()) {
@@ -209,9 +186,10 @@ class FallbackCall {
     }
     TORCH_CHECK(*device_ == device,
                 "Expected all tensors to be on the same device, but found at "
-                "least two devices, openreg:", static_cast<int>(*device_),
+                "least two devices, openreg:",
+                static_cast<int>(*device_),
                 " and openreg:", static_cast<int>(device), " (in ",
-                op_.schema().name(), "). Move them to one device with .to().");
+                facts_.schema_name, "). Move them to one device with .to().");
   }
 
   void CheckTensor(const at::Tensor& tensor) {
@@ -222,24 +200,19 @@ class FallbackCall {
     // CPU scalars take part in device ops as on CUDA, and index tensors may
     // live on the CPU; any other CPU tensor is a device mix-up.
     TORCH_CHECK(!tensor.defined() || !tensor.device().is_cpu() ||
-                    tensor.dim() == 0 ||
-                    absl::StrContains(op_.schema().name(), "index"),
+                    tensor.dim() == 0 || facts_.accepts_cpu_tensors,
                 "Expected all tensors to be on the same device, but found a "
-                "CPU tensor of shape ", tensor.sizes(), " in ",
-                op_.schema().name(),
+                "CPU tensor of shape ",
+                tensor.sizes(), " in ", facts_.schema_name,
                 " on openreg. Move it with .to('openreg') first.");
   }
 
   // Validates devices, picks the op's device and reserves random state.
   void Prepare() {
-    const auto& arguments = op_.schema().arguments();
     const size_t first = FirstArgument();
-    std::vector<size_t> generator_slots;
-    for (size_t i = 0; i < arguments.size(); ++i) {
+    for (size_t i = 0; i < facts_.argument_count; ++i) {
       const c10::IValue& value = stack_[first + i];
-      if (IsOptionalOf(arguments[i].real_type(), c10::TypeKind::GeneratorType)) {
-        generator_slots.push_back(first + i);
-      } else if (value.isTensor()) {
+      if (value.isTensor()) {
         CheckTensor(value.toTensor());
       } else if (value.isTensorList()) {
         for (const at::Tensor& tensor : value.toTensorList()) CheckTensor(tensor);
@@ -260,28 +233,29 @@ class FallbackCall {
       device_ = static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
     }
     CheckDeviceIndex(*device_);
-    for (size_t slot : generator_slots) {
-      c10::IValue& value = stack_[slot];
+    for (size_t argument : facts_.generator_arguments) {
+      c10::IValue& value = stack_[first + argument];
       const at::Generator generator =
           value.isNone() ? DefaultGenerator(*device_) : value.toGenerator();
       TORCH_CHECK(generator.device().type() == c10::DeviceType::PrivateUse1,
-                  op_.schema().name(), " on openreg needs an openreg "
-                  "generator, got a generator for ", generator.device(),
+                  facts_.schema_name,
+                  " on openreg needs an openreg "
+                  "generator, got a generator for ",
+                  generator.device(),
                   ". Create it with torch.Generator(device='openreg').");
       value = ReserveKernelGenerator(generator);
     }
   }
 
-  // The CPU-side stack for `op`: aliases for openreg tensors, the CPU for an
-  // openreg device argument, everything else as is.
+  // The CPU-side stack for the op: aliases for openreg tensors, the CPU for
+  // an openreg device argument, everything else as is.
   torch::jit::Stack ToCpuStack(c10::ArrayRef<c10::IValue> arguments,
-                               const c10::FunctionSchema& schema,
                                KernelLaunch& launch) {
     torch::jit::Stack cpu;
-    cpu.reserve(arguments.size());
+    // Room for the out= arguments an out variant appends.
+    cpu.reserve(arguments.size() + 2);
     for (size_t i = 0; i < arguments.size(); ++i) {
-      const bool written = IsWritten(schema.arguments()[i]);
-      cpu.push_back(ToCpu(arguments[i], written, launch));
+      cpu.push_back(ToCpu(arguments[i], facts_.written[i], launch));
     }
     return cpu;
   }
@@ -322,25 +296,30 @@ class FallbackCall {
     return value;
   }
 
+  std::unique_ptr<KernelLaunch> NewLaunch(const c10::OperatorHandle& op) {
+    return std::make_unique<KernelLaunch>(
+        KernelLaunch{op, &facts_.schema_name, {}, {}, {}, {}});
+  }
+
   void Enqueue(std::unique_ptr<KernelLaunch> launch) {
     const c10::DeviceIndex device = *device_;
     launch->aliases.ForgetOriginalTensors();
     EnqueueOnCurrentStream(
-        device, op_.schema().name(),
+        device, facts_.schema_name,
         [launch = std::move(launch), device]() { RunKernel(*launch, device); });
   }
 
   // Whether some out= argument may need resizing. One that is also an input
   // (out=self: how ATen runs every structured in-place op) never does.
   bool HasOutArgumentsToSize(c10::ArrayRef<c10::IValue> arguments) const {
-    const auto& schema_arguments = op_.schema().arguments();
-    for (size_t i = 0; i < schema_arguments.size(); ++i) {
-      if (!schema_arguments[i].is_out()) continue;
+    if (!facts_.has_out_arguments) return false;
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      if (!facts_.is_out[i]) continue;
       if (!arguments[i].isTensor()) return true;
       const at::Tensor& out = arguments[i].toTensor();
       bool is_input = false;
-      for (size_t j = 0; j < schema_arguments.size() && !is_input; ++j) {
-        is_input = !schema_arguments[j].is_out() && arguments[j].isTensor() &&
+      for (size_t j = 0; j < arguments.size() && !is_input; ++j) {
+        is_input = !facts_.is_out[j] && arguments[j].isTensor() &&
                    arguments[j].toTensor().is_same(out);
       }
       if (!is_input) return true;
@@ -350,15 +329,15 @@ class FallbackCall {
 
   // In-place and out= ops: the results are the written arguments.
   bool EnqueueWritingArguments(c10::ArrayRef<c10::IValue> arguments) {
-    const c10::FunctionSchema& schema = op_.schema();
     if (HasOutArgumentsToSize(arguments)) {
       // out= arguments of the wrong shape are resized here, before the
       // kernel runs, so the kernel never has to.
-      std::optional<ResultSpecs> specs = InferResultSpecs(op_, arguments);
-      if (!specs.has_value()) return false;
+      std::shared_ptr<const ResultSpecs> specs =
+          InferResultSpecs(op_, arguments);
+      if (specs == nullptr) return false;
       size_t next = 0;
-      for (size_t i = 0; i < schema.arguments().size(); ++i) {
-        if (!schema.arguments()[i].is_out() || !arguments[i].isTensor()) continue;
+      for (size_t i = 0; i < arguments.size(); ++i) {
+        if (!facts_.is_out[i] || !arguments[i].isTensor()) continue;
         const at::Tensor& out = arguments[i].toTensor();
         const TensorSpec& spec = specs->out_arguments.at(next++);
         if (!IsOpenReg(out)) return false;
@@ -367,23 +346,13 @@ class FallbackCall {
         }
       }
     }
-    auto launch = std::make_unique<KernelLaunch>(KernelLaunch{op_, {}, {}, {}, {}});
-    launch->stack = ToCpuStack(arguments, schema, *launch);
+    auto launch = NewLaunch(op_);
+    launch->stack = ToCpuStack(arguments, *launch);
     // The results, known now: each is the argument sharing its alias set.
-    std::vector<c10::IValue> results;
-    for (const c10::Argument& result : schema.returns()) {
-      for (size_t i = 0; i < schema.arguments().size(); ++i) {
-        const c10::AliasInfo* info = schema.arguments()[i].alias_info();
-        if (info != nullptr &&
-            info->beforeSets() == result.alias_info()->beforeSets()) {
-          results.push_back(arguments[i]);
-          break;
-        }
-      }
+    absl::InlinedVector<c10::IValue, 2> results;
+    for (size_t argument : facts_.result_arguments) {
+      results.push_back(arguments[argument]);
     }
-    TORCH_INTERNAL_ASSERT(results.size() == schema.returns().size(),
-                          "cannot match the results of ", schema.name(),
-                          " to its arguments");
     Enqueue(std::move(launch));
     torch::jit::drop(stack_, arguments.size());
     for (c10::IValue& result : results) stack_.push_back(std::move(result));
@@ -393,10 +362,10 @@ class FallbackCall {
   // Ops with new results: allocate them now from the meta shapes, and let
   // the kernel write into them.
   bool EnqueueWithFreshOutputs(c10::ArrayRef<c10::IValue> arguments) {
-    std::optional<ResultSpecs> specs = InferResultSpecs(op_, arguments);
-    if (!specs.has_value()) return false;
-    std::vector<c10::IValue> results;
-    std::vector<at::Tensor> outputs;
+    std::shared_ptr<const ResultSpecs> specs = InferResultSpecs(op_, arguments);
+    if (specs == nullptr) return false;
+    absl::InlinedVector<c10::IValue, 2> results;
+    absl::InlinedVector<at::Tensor, 2> outputs;
     const auto& returns = op_.schema().returns();
     for (size_t i = 0; i < returns.size(); ++i) {
       if (returns[i].real_type()->kind() == c10::TypeKind::ListType) {
@@ -411,10 +380,9 @@ class FallbackCall {
         results.emplace_back(outputs.back());
       }
     }
-    std::optional<c10::OperatorHandle> out_variant = FindOutVariant(op_);
-    auto launch = std::make_unique<KernelLaunch>(
-        KernelLaunch{out_variant.value_or(op_), {}, {}, {}, {}});
-    launch->stack = ToCpuStack(arguments, op_.schema(), *launch);
+    const std::optional<c10::OperatorHandle>& out_variant = facts_.out_variant;
+    auto launch = NewLaunch(out_variant.value_or(op_));
+    launch->stack = ToCpuStack(arguments, *launch);
     if (out_variant.has_value()) {
       for (const c10::IValue& result : results) {
         launch->stack.push_back(ToCpu(result, /*written=*/true, *launch));
@@ -432,20 +400,20 @@ class FallbackCall {
 
   // Everything else: run the kernel, wait, and map its results back.
   void RunAndWait() {
-    const size_t count = op_.schema().arguments().size();
+    const size_t count = facts_.argument_count;
     const auto arguments = torch::jit::last(stack_, count);
-    KernelLaunch launch{op_, {}, {}, {}, {}};
+    KernelLaunch launch{op_, &facts_.schema_name, {}, {}, {}, {}};
     std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (openreg, alias)
-    launch.stack = ToCpuStack(arguments, op_.schema(), launch);
+    launch.stack = ToCpuStack(arguments, launch);
     for (size_t i = 0; i < count; ++i) {
-      if (IsWritten(op_.schema().arguments()[i]) && arguments[i].isTensor() &&
+      if (facts_.written[i] && arguments[i].isTensor() &&
           IsOpenReg(arguments[i].toTensor())) {
         written.emplace_back(arguments[i].toTensor(),
                              launch.stack[i].toTensor());
       }
     }
     const c10::DeviceIndex device = *device_;
-    RunOnCurrentStreamAndWait(device, op_.schema().name(), [&] {
+    RunOnCurrentStreamAndWait(device, facts_.schema_name, [&] {
       const ScopedKernelMemoryOnDevice kernel_memory(device);
       launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
     });
@@ -530,6 +498,7 @@ class FallbackCall {
   }
 
   const c10::OperatorHandle& op_;
+  const OpFacts& facts_;
   torch::jit::Stack& stack_;
   std::optional<c10::DeviceIndex> device_;
   // Kernel-allocated CPU storages already adopted, so results sharing one

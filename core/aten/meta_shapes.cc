@@ -4,12 +4,13 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
-#include <cstring>
+#include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
 namespace openreg {
@@ -24,10 +25,18 @@ bool IsOpenReg(const at::Tensor& tensor) {
          tensor.device().type() == c10::DeviceType::PrivateUse1;
 }
 
+// Raw bytes, not text: the signature is built on every op. Counts come
+// first so that no two different argument lists give the same bytes.
+template <typename T>
+void AppendRaw(std::string& key, char tag, T value) {
+  key.push_back(tag);
+  key.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
 void AppendInts(std::string& key, c10::IntArrayRef values) {
+  AppendRaw(key, '#', values.size());
   key.append(reinterpret_cast<const char*>(values.data()),
              values.size() * sizeof(int64_t));
-  key.push_back('|');
 }
 
 // Appends `value` to the signature; false if it cannot be part of one.
@@ -38,10 +47,13 @@ bool AppendSignature(std::string& key, const c10::IValue& value) {
       key.append("u|");
       return true;
     }
-    absl::StrAppend(&key, "T", static_cast<int>(tensor.scalar_type()), ":",
-                    static_cast<int>(tensor.device().type()), ":",
-                    // Type promotion treats Python numbers apart.
-                    tensor.unsafeGetTensorImpl()->is_wrapped_number(), ":");
+    const char facts[] = {
+        static_cast<char>(tensor.scalar_type()),
+        static_cast<char>(tensor.device().type()),
+        // Type promotion treats Python numbers apart.
+        static_cast<char>(tensor.unsafeGetTensorImpl()->is_wrapped_number())};
+    key.push_back('T');
+    key.append(facts, sizeof(facts));
     AppendInts(key, tensor.sizes());
     AppendInts(key, tensor.strides());
     return true;
@@ -51,18 +63,15 @@ bool AppendSignature(std::string& key, const c10::IValue& value) {
     return true;
   }
   if (value.isInt()) {
-    absl::StrAppend(&key, "I", value.toInt(), "|");
+    AppendRaw(key, 'I', value.toInt());
     return true;
   }
   if (value.isBool()) {
-    absl::StrAppend(&key, "B", value.toBool(), "|");
+    AppendRaw(key, 'B', value.toBool());
     return true;
   }
   if (value.isDouble()) {
-    const double number = value.toDouble();
-    char bytes[sizeof(number)];
-    std::memcpy(bytes, &number, sizeof(number));
-    key.append("D").append(bytes, sizeof(bytes)).append("|");
+    AppendRaw(key, 'D', value.toDouble());
     return true;
   }
   if (value.isIntList()) {
@@ -135,8 +144,8 @@ TensorSpec SpecOf(const at::Tensor& tensor) {
                     tensor.strides().vec()};
 }
 
-std::optional<ResultSpecs> RunMeta(const c10::OperatorHandle& op,
-                                   c10::ArrayRef<c10::IValue> arguments) {
+std::shared_ptr<const ResultSpecs> RunMeta(
+    const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
   torch::jit::Stack stack;
   stack.reserve(arguments.size());
   for (const c10::IValue& argument : arguments) stack.push_back(ToMeta(argument));
@@ -149,53 +158,56 @@ std::optional<ResultSpecs> RunMeta(const c10::OperatorHandle& op,
     }
   }
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &stack);
-  ResultSpecs specs;
+  auto specs = std::make_shared<ResultSpecs>();
   for (const c10::IValue& result : stack) {
     if (result.isTensor()) {
-      specs.returns.push_back({SpecOf(result.toTensor())});
+      specs->returns.push_back({SpecOf(result.toTensor())});
     } else if (result.isTensorList()) {
       std::vector<TensorSpec> list;
       for (const at::Tensor& tensor : result.toTensorList()) {
         list.push_back(SpecOf(tensor));
       }
-      specs.returns.push_back(std::move(list));
+      specs->returns.push_back(std::move(list));
     } else {
-      return std::nullopt;
+      return nullptr;
     }
   }
-  for (const at::Tensor& out : outs) specs.out_arguments.push_back(SpecOf(out));
+  for (const at::Tensor& out : outs)
+    specs->out_arguments.push_back(SpecOf(out));
   return specs;
 }
 
 class SpecCache {
  public:
-  // nullopt: not cached. Holds a nullopt spec for ops known to have none.
-  std::optional<std::optional<ResultSpecs>> Find(const std::string& key) {
+  enum class Lookup { kMiss, kFound, kWithoutMeta };
+
+  // Looks `key` up, and whether `name` (the key's prefix up to "(") is an
+  // op known to have no meta kernel; a hit sets `specs` (null for ops whose
+  // results cannot be known).
+  Lookup Find(absl::string_view key, absl::string_view name,
+              std::shared_ptr<const ResultSpecs>* specs) {
     absl::MutexLock lock(&mutex_);
+    if (without_meta_.contains(name)) return Lookup::kWithoutMeta;
     auto it = specs_.find(key);
-    if (it == specs_.end()) return std::nullopt;
-    return it->second;
+    if (it == specs_.end()) return Lookup::kMiss;
+    *specs = it->second;
+    return Lookup::kFound;
   }
 
-  void Insert(std::string key, std::optional<ResultSpecs> specs) {
+  void Insert(absl::string_view key, std::shared_ptr<const ResultSpecs> specs) {
     absl::MutexLock lock(&mutex_);
     if (specs_.size() >= kMaxCachedSignatures) specs_.clear();
-    specs_.insert_or_assign(std::move(key), std::move(specs));
+    specs_.insert_or_assign(std::string(key), std::move(specs));
   }
 
-  bool KnownWithoutMeta(const c10::OperatorName& name) {
+  void MarkWithoutMeta(absl::string_view name) {
     absl::MutexLock lock(&mutex_);
-    return without_meta_.contains(name.name + "." + name.overload_name);
-  }
-
-  void MarkWithoutMeta(const c10::OperatorName& name) {
-    absl::MutexLock lock(&mutex_);
-    without_meta_.insert(name.name + "." + name.overload_name);
+    without_meta_.insert(std::string(name));
   }
 
  private:
   absl::Mutex mutex_;
-  absl::flat_hash_map<std::string, std::optional<ResultSpecs>> specs_
+  absl::flat_hash_map<std::string, std::shared_ptr<const ResultSpecs>> specs_
       ABSL_GUARDED_BY(mutex_);
   // Ops whose meta kernel is missing: not worth an exception every call.
   absl::flat_hash_set<std::string> without_meta_ ABSL_GUARDED_BY(mutex_);
@@ -218,13 +230,16 @@ bool CpuShapesDifferFromMeta(const c10::OperatorName& name) {
 
 }  // namespace
 
-std::optional<ResultSpecs> InferResultSpecs(
+std::shared_ptr<const ResultSpecs> InferResultSpecs(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
   const c10::OperatorName& name = op.operator_name();
-  if (Cache().KnownWithoutMeta(name) || CpuShapesDifferFromMeta(name)) {
-    return std::nullopt;
-  }
-  std::string key = name.name + "." + name.overload_name + "(";
+  if (CpuShapesDifferFromMeta(name)) return nullptr;
+  // Reused by every call on this thread: a hit allocates nothing.
+  thread_local std::string key;
+  key.clear();
+  absl::StrAppend(&key, name.name, ".", name.overload_name);
+  const size_t name_length = key.size();
+  key.push_back('(');
   bool cacheable = true;
   for (const c10::IValue& argument : arguments) {
     if (!AppendSignature(key, argument)) {
@@ -232,22 +247,31 @@ std::optional<ResultSpecs> InferResultSpecs(
       break;
     }
   }
-  if (cacheable) {
-    if (auto cached = Cache().Find(key)) return *cached;
+  std::shared_ptr<const ResultSpecs> specs;
+  switch (Cache().Find(cacheable ? absl::string_view(key) : absl::string_view(),
+                       absl::string_view(key.data(), name_length), &specs)) {
+    case SpecCache::Lookup::kWithoutMeta:
+      return nullptr;
+    case SpecCache::Lookup::kFound:
+      return specs;
+    case SpecCache::Lookup::kMiss:
+      break;
   }
-  std::optional<ResultSpecs> specs;
+  // A meta kernel may run ops that come back here and reuse the buffer.
+  const std::string signature = key;
+  const absl::string_view op_name(signature.data(), name_length);
   try {
     specs = RunMeta(op, arguments);
   } catch (const c10::NotImplementedError&) {
-    Cache().MarkWithoutMeta(name);
-    return std::nullopt;
+    Cache().MarkWithoutMeta(op_name);
+    return nullptr;
   } catch (const std::exception&) {
     // Shapes that depend on data (a Python meta kernel raises a Python
     // exception for those), or arguments the op rejects: the kernel itself
     // will run, and raise the user-facing error if there is one.
-    return std::nullopt;
+    return nullptr;
   }
-  if (cacheable) Cache().Insert(std::move(key), specs);
+  if (cacheable) Cache().Insert(signature, specs);
   return specs;
 }
 

@@ -6,6 +6,8 @@
 // Python registrations costing tens to hundreds of microseconds, so results
 // are cached by the op's "signature" (its arguments with every tensor reduced
 // to dtype, sizes and strides): a training loop pays once per distinct call.
+// A cache hit allocates nothing: the signature is built in a per-thread
+// buffer and the cached specs are shared, not copied.
 //
 // Thread-safety: the cache has its own mutex; InferResultSpecs may be called
 // from any user thread.
@@ -15,7 +17,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 
-#include <optional>
+#include <memory>
 #include <vector>
 
 namespace openreg {
@@ -35,11 +37,11 @@ struct ResultSpecs {
 };
 
 // Runs the meta kernel of `op` on meta stand-ins for `arguments` (which are
-// the op's arguments as the caller passed them). nullopt when the results
+// the op's arguments as the caller passed them). Null when the results
 // cannot be known without running the op: no meta kernel, a meta kernel
 // known to disagree with the CPU kernel, shapes that depend on data, or
 // returns other than tensors and tensor lists.
-std::optional<ResultSpecs> InferResultSpecs(
+std::shared_ptr<const ResultSpecs> InferResultSpecs(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments);
 
 }  // namespace openreg

@@ -50,13 +50,18 @@ class CompletedWork {
   void Push(PendingWork* work) {
     absl::MutexLock lock(&mutex_);
     work_.push_back(work);
+    size_.store(work_.size(), std::memory_order_release);
   }
 
   std::vector<std::unique_ptr<PendingWork>> TakeAll() {
+    // Empty after every op on a synchronous driver (the launching thread
+    // destroys its own work): no lock then.
+    if (size_.load(std::memory_order_acquire) == 0) return {};
     std::vector<PendingWork*> taken;
     {
       absl::MutexLock lock(&mutex_);
       taken.swap(work_);
+      size_.store(0, std::memory_order_release);
     }
     return std::vector<std::unique_ptr<PendingWork>>(taken.begin(),
                                                      taken.end());
@@ -65,6 +70,8 @@ class CompletedWork {
  private:
   absl::Mutex mutex_;
   std::vector<PendingWork*> work_ ABSL_GUARDED_BY(mutex_);
+  // Mirrors work_.size() so the common case needs no lock.
+  std::atomic<size_t> size_{0};
 };
 
 // The first failed kernel of each stream, until a synchronization reports it.
@@ -287,8 +294,16 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
     ThrowIfFailed(status, device, stream, at_this_op);
   }
   // The driver runs the work (a synchronous driver already has, maybe
-  // failing it) and gives it back through RunPendingWork.
-  ReleaseOwnership(pending);
+  // failing it) and gives it back through RunPendingWork. If it already
+  // has, this thread lets go last and, being a user thread, destroys the
+  // work at once instead of queueing it for the next enqueue.
+  if (pending->owners.fetch_sub(1) == 1) {
+    if (InsideEnqueuedWork()) {
+      Completed().Push(pending);  // maybe a driver's thread
+    } else {
+      delete pending;
+    }
+  }
   ThrowIfFailed(status, device, stream, at_this_op);
   // Waiting inside work would wait for itself; work enqueued from work is
   // reported when its enqueuer's own wait below sees it.

@@ -6,9 +6,11 @@
 // it reads and writes), so memory cannot be freed and handed out again before
 // the work has run, even when Python drops its tensors right after
 // enqueueing. Once the driver has run the work, the object comes back to the
-// core and is destroyed later, on a user thread, the next time any thread
-// enqueues work or synchronizes: destroying tensors may free device memory or
-// touch Python objects, which must not happen on a driver's thread.
+// core and is destroyed on a user thread: by the launching thread as soon as
+// the launch returns if the driver ran it before returning (a synchronous
+// driver), otherwise the next time any thread enqueues work or synchronizes.
+// Destroying tensors may free device memory or touch Python objects, which
+// must not happen on a driver's thread.
 //
 // A kernel that throws fails its launch. The driver keeps the failure sticky
 // on its stream and the core keeps the kernel's message; the next
