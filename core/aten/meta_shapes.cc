@@ -183,7 +183,8 @@ class SpecCache {
 
   // Looks `key` up, and whether `name` (the key's prefix up to "(") is an
   // op known to have no meta kernel; a hit sets `specs` (null for ops whose
-  // results cannot be known).
+  // results cannot be known). An empty `key` (arguments that cannot form a
+  // signature) checks only `name`: no signature is empty.
   Lookup Find(absl::string_view key, absl::string_view name,
               std::shared_ptr<const ResultSpecs>* specs) {
     absl::MutexLock lock(&mutex_);

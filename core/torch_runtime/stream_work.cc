@@ -176,8 +176,16 @@ FailureLog& Failures() {
   return *failures;
 }
 
-void ReleaseOwnership(PendingWork* work) {
-  if (work->owners.fetch_sub(1) == 1) Completed().Push(work);
+// Gives up one of the work's two owners. The last one hands the work back
+// for destruction on a user thread: at once when the caller is one (a user
+// thread outside any enqueued work), else through the completed list.
+void ReleaseOwnership(PendingWork* work, bool on_user_thread) {
+  if (work->owners.fetch_sub(1) != 1) return;
+  if (on_user_thread) {
+    delete work;
+  } else {
+    Completed().Push(work);
+  }
 }
 
 // The host function behind every launch. C on the driver's side: nothing may
@@ -212,7 +220,8 @@ openreg_status RunPendingWork(void* user_data) {
   // Failed kernels too: they may have started OpenMP workers all the same.
   NoteWorkOnThisThread(device);
   pending->ran.store(true);
-  ReleaseOwnership(pending);  // from here on `pending` may be destroyed
+  // From here on `pending` may be destroyed.
+  ReleaseOwnership(pending, /*on_user_thread=*/false);
   InFlight().Done(device);
   return status;
 }
@@ -295,15 +304,10 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
   }
   // The driver runs the work (a synchronous driver already has, maybe
   // failing it) and gives it back through RunPendingWork. If it already
-  // has, this thread lets go last and, being a user thread, destroys the
-  // work at once instead of queueing it for the next enqueue.
-  if (pending->owners.fetch_sub(1) == 1) {
-    if (InsideEnqueuedWork()) {
-      Completed().Push(pending);  // maybe a driver's thread
-    } else {
-      delete pending;
-    }
-  }
+  // has, this thread lets go last and destroys the work at once instead of
+  // queueing it for the next enqueue, unless it is itself running enqueued
+  // work (maybe on a driver's thread).
+  ReleaseOwnership(pending, /*on_user_thread=*/!InsideEnqueuedWork());
   ThrowIfFailed(status, device, stream, at_this_op);
   // Waiting inside work would wait for itself; work enqueued from work is
   // reported when its enqueuer's own wait below sees it.
