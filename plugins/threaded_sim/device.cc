@@ -26,7 +26,8 @@ std::shared_ptr<Stream> Device::CreateStream(openreg_stream handle,
       AdversarialDelay(options_, index_, streams_created_++),
       options_.idle_release_ms > 0
           ? absl::Milliseconds(options_.idle_release_ms)
-          : absl::InfiniteDuration());
+          : absl::InfiniteDuration(),
+      static_cast<uint64_t>(options_.queue_depth));
   streams_.push_back(stream);
   return stream;
 }

@@ -65,6 +65,10 @@ constexpr OptionKey kOptionKeys[] = {
        return ParseInteger(value, 0, kMaxIdleReleaseMillis,
                            &options->idle_release_ms);
      }},
+    {"queue_depth", "an integer from 2 to 1048576",
+     [](absl::string_view value, DriverOptions* options) {
+       return ParseInteger(value, 2, kMaxQueueDepth, &options->queue_depth);
+     }},
 };
 
 std::string ValidKeys() {

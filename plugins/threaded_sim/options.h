@@ -18,6 +18,8 @@ inline constexpr int64_t kDefaultAdversarialMaxDelayMicros = 1000;
 inline constexpr int64_t kMaxAdversarialMaxDelayMicros = 1000000;
 inline constexpr int64_t kDefaultIdleReleaseMillis = 50;
 inline constexpr int64_t kMaxIdleReleaseMillis = 3600000;
+inline constexpr int64_t kDefaultQueueDepth = 1024;
+inline constexpr int64_t kMaxQueueDepth = 1 << 20;
 
 struct DriverOptions {
   // How many work items of one device may run at the same time (see
@@ -32,6 +34,9 @@ struct DriverOptions {
   // worker threads its host functions left it owning (see
   // third_party/openmp/thread_workers.h); 0 never does.
   int64_t idle_release_ms = kDefaultIdleReleaseMillis;
+  // How many items a stream holds, queued or running, before an enqueue from
+  // a user thread waits for room (Note [Queue depth] in stream.h).
+  int64_t queue_depth = kDefaultQueueDepth;
 };
 
 // The options an empty string selects.

@@ -49,13 +49,14 @@ std::string AsyncFailure::Describe() const {
 
 Stream::Stream(openreg_stream handle, int32_t device, int32_t priority,
                ExecutionSlots* slots, AdversarialDelay delay,
-               absl::Duration idle_release_delay)
+               absl::Duration idle_release_delay, uint64_t queue_depth)
     : handle_(handle),
       device_(device),
       priority_(priority),
       slots_(slots),
       delay_(delay),
-      idle_release_delay_(idle_release_delay) {}
+      idle_release_delay_(idle_release_delay),
+      queue_depth_(queue_depth) {}
 
 // worker_ is joined or was never started (Join's contract); a joinable
 // std::thread here would terminate the process, which is the right outcome
@@ -69,8 +70,17 @@ std::string Stream::Describe() const {
                          device_, priority_);
 }
 
+void Stream::WaitForRoom() {
+  if (t_current_worker != nullptr) return;
+  const uint64_t enqueued = enqueued_.load();
+  if (enqueued - finished_.load() < queue_depth_) return;
+  // Returns early when the stream stops; Enqueue then refuses the item.
+  AwaitFinished(enqueued - queue_depth_ / 2);
+}
+
 openreg_status Stream::Enqueue(WorkItem item, const char* function,
                                uint64_t* ticket) {
+  WaitForRoom();
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {

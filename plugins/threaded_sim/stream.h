@@ -15,6 +15,20 @@
 // it. The stream keeps going: items queued after the failing one still run,
 // and further failures before the report are counted in the same message.
 //
+// Note [Queue depth]
+// A stream holds at most `queue_depth` items, queued or running, like the
+// finite command buffer of a GPU (CUDA's launch blocks when its queue is
+// full). Without a bound, a user thread that enqueues faster than the worker
+// runs would get arbitrarily far ahead, and everything the queued work owns
+// (the core keeps each op's tensors alive until the op has run) would pile
+// up: a recurrent network's training loop reserved 1.5 GiB after five steps
+// and spent most of its time faulting in fresh pages. An enqueue from a user
+// thread that finds the stream full waits until half of it has drained, so
+// a producer that is faster than the worker waits once per depth/2 items,
+// not once per item. A worker thread never waits for room: the item it is
+// running may be what the full stream waits for. The bound is per stream and
+// approximate by the number of threads enqueueing at once.
+//
 // Stopping (context_destroy, process exit): Stop() drops the queued items
 // without running them; the item that is running finishes. Join() then
 // waits, up to a deadline, for the worker to exit.
@@ -73,9 +87,10 @@ class Stream {
   // The worker gives back the OpenMP workers its host functions left it
   // owning once it has been idle for `idle_release_delay` (see
   // third_party/openmp/thread_workers.h).
+  // It holds up to `queue_depth` items (Note [Queue depth]).
   Stream(openreg_stream handle, int32_t device, int32_t priority,
          ExecutionSlots* slots, AdversarialDelay delay,
-         absl::Duration idle_release_delay);
+         absl::Duration idle_release_delay, uint64_t queue_depth);
   // The worker must have been joined (see Join).
   ~Stream();
 
@@ -90,7 +105,7 @@ class Stream {
   // to refuse waits that would make a worker wait for itself.
   static const Stream* CurrentWorker();
 
-  // Appends `item` and stores its number (position on the stream, from 1) in
+  // Appends `item` (after waiting for room, Note [Queue depth]) and stores its number (position on the stream, from 1) in
   // `*ticket` when `ticket` is not null. Fails (naming `function`) after
   // RequestDestroy() or Stop(), or when the worker thread cannot start.
   openreg_status Enqueue(WorkItem item, const char* function,
@@ -134,6 +149,8 @@ class Stream {
 
  private:
   void WorkerLoop();
+  // Note [Queue depth]: on a user thread, waits while the stream is full.
+  void WaitForRoom();
   // Runs `item` on the worker. Sets *holds_slot when it took an execution
   // slot. Returns the item's status, or nullopt when Stop() came first.
   std::optional<openreg_status> Execute(WorkItem& item, bool* holds_slot);
@@ -154,6 +171,7 @@ class Stream {
   // Used only by the worker thread.
   AdversarialDelay delay_;
   const absl::Duration idle_release_delay_;
+  const uint64_t queue_depth_;
   // Owned by slots_ while queued or granted; see execution_slots.h.
   SlotRequest slot_request_;
 

@@ -269,7 +269,7 @@ TEST_F(ThreadedSimTest, ConcurrentStreamsIsTheNumberOfExecutionSlots) {
 
 TEST_F(ThreadedSimTest, AcceptsEveryDocumentedOption) {
   Init(" execution_slots = 4 , adversarial=1,adversarial_seed=18446744073709551615,"
-       "adversarial_max_delay_us=0,");
+       "adversarial_max_delay_us=0,idle_release_ms=0,queue_depth=2,");
 }
 
 TEST_F(ThreadedSimTest, OptionErrorsNameTheKeyAndWhatIsValid) {
@@ -288,6 +288,8 @@ TEST_F(ThreadedSimTest, OptionErrorsNameTheKeyAndWhatIsValid) {
       {"adversarial_seed=-1", {"adversarial_seed=\"-1\"", "unsigned"}},
       {"adversarial_max_delay_us=1000001",
        {"adversarial_max_delay_us", "from 0 to 1000000"}},
+      {"queue_depth=1", {"queue_depth=\"1\"", "from 2 to 1048576"}},
+      {"queue_depth=1048577", {"queue_depth=\"1048577\""}},
       {"execution_slots", {"\"execution_slots\"", "has no value"}},
       {"adversarial=1,adversarial=0", {"\"adversarial\"", "more than once"}},
   };
@@ -359,6 +361,68 @@ TEST_F(ThreadedSimTest, LaunchReturnsBeforeTheWorkRuns) {
   blocker.Release();
   ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
   EXPECT_EQ(counter.load(), kItems);
+}
+
+// Note [Queue depth]: a user thread that fills the stream waits for room;
+// once the stream drains, every launch has returned and every item ran.
+TEST_F(ThreadedSimTest, LaunchWaitsWhileTheStreamIsFull) {
+  Init("queue_depth=4");
+  openreg_stream stream = NewStream(0);
+  Blocker blocker;
+  blocker.Launch(context_, stream);  // item 1 holds the stream
+  constexpr int kItems = 10;
+  std::atomic<int> returned{0};
+  std::atomic<int> counter{0};
+  std::thread producer([&] {
+    for (int i = 0; i < kItems; ++i) {
+      EXPECT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+                OPENREG_SUCCESS);
+      ++returned;
+    }
+  });
+  // Items 2-4 fill the stream; the fourth launch waits for room. Waiting a
+  // little longer cannot make a correct driver fail this check; a driver
+  // without the bound fails it unless the producer is slower than 200 ms.
+  while (returned.load() < 3) std::this_thread::yield();
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(returned.load(), 3);
+  EXPECT_EQ(counter.load(), 0);
+  blocker.Release();
+  producer.join();
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  EXPECT_EQ(counter.load(), kItems);
+}
+
+// A host function may fill its own stream: a worker never waits for room,
+// which it could only get by finishing the item it is running.
+struct Refill {
+  const openreg_driver_api* api;
+  openreg_context context;
+  openreg_stream stream;
+  std::atomic<int> counter{0};
+  int items = 0;
+};
+
+openreg_status EnqueueMany(void* user_data) {
+  auto* refill = static_cast<Refill*>(user_data);
+  for (int i = 0; i < refill->items; ++i) {
+    const openreg_status status = refill->api->launch_host_func(
+        refill->context, refill->stream, Count, &refill->counter);
+    if (status != OPENREG_SUCCESS) return status;
+  }
+  return OPENREG_SUCCESS;
+}
+
+TEST_F(ThreadedSimTest, HostFunctionsFillingTheirOwnStreamDoNotWait) {
+  Init("queue_depth=2");
+  Refill refill{api_, context_, NewStream(0)};
+  refill.items = 16;
+  ASSERT_EQ(api_->launch_host_func(context_, refill.stream, EnqueueMany,
+                                   &refill),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_synchronize(context_, refill.stream), OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
+  EXPECT_EQ(refill.counter.load(), refill.items);
 }
 
 TEST_F(ThreadedSimTest, OneExecutionSlotRunsOneItemAtATime) {
