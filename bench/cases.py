@@ -11,6 +11,7 @@ import time
 
 import torch
 
+import models
 
 MiB = 2**20
 
@@ -116,22 +117,16 @@ def compiled_transformer_block(device):
     return step
 
 
+def real_models(device):
+    """The training steps of bench/models.py's models."""
+    return {name: build(device) for name, build in models.MODELS.items()}
+
+
 def small_mlp_adam(device):
     """The issue-17 workload: MLP 32->256->4, batch 256, Adam."""
-    generator = torch.Generator().manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4)).to(device)
-    optimizer = torch.optim.Adam(model.parameters())
-    x = torch.randn(256, 32, generator=generator).to(device)
-    y = torch.randn(256, 4, generator=generator).to(device)
-
-    def step():
-        optimizer.zero_grad()
-        ((model(x) - y) ** 2).mean().backward()
-        optimizer.step()
-
-    return {"small MLP step with Adam": step}
+    return {"small MLP step with Adam": models.mlp_adam(device)}
 
 
 # The suites whose CPU eager reference the reference process builds too.
 CPU_SUITES = {"tiny ops": tiny_ops, "allocation": allocations, "large compute": large_ops,
-              "training": training_step, "host CPU": small_mlp_adam}
+              "training": training_step, "models": real_models, "host CPU": small_mlp_adam}

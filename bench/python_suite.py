@@ -20,6 +20,9 @@ import argparse
 import ctypes
 import functools
 import json
+import os
+import subprocess
+import sys
 import time
 
 import torch
@@ -27,6 +30,9 @@ import torch
 from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, seconds_per_call,
                    small_mlp_adam)
 from cpu_reference import CpuReference
+from models import CALLS, DEFAULT_CALLS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def compare(group, name, openreg_fn, reference_fn, reference, calls, repeats):
@@ -56,6 +62,26 @@ def compiled_rows(calls, repeats):
                   in_process(compiled_training_step("cpu")), "CPU compiled", calls(50), repeats)
     yield compare("compiled", "transformer block fwd+bwd vs compiled CPU", compiled_transformer_block("openreg"),
                   in_process(compiled_transformer_block("cpu")), "CPU compiled", calls(20), repeats)
+
+
+def first_step_seconds(device):
+    """Runs first_step.py in a new process; the CPU one never loads openreg."""
+    env = dict(os.environ)
+    if device == "cpu":
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    output = subprocess.run([sys.executable, os.path.join(HERE, "first_step.py"), device], env=env, check=True,
+                            capture_output=True, text=True).stdout
+    return json.loads(output.splitlines()[-1])["seconds"]
+
+
+def first_step(repeats):
+    """The first training step of a fresh process, openreg against CPU eager, alternating processes."""
+    samples = {"openreg": [], "reference": []}
+    for _ in range(repeats):
+        samples["reference"].append(first_step_seconds("cpu"))
+        samples["openreg"].append(first_step_seconds("openreg"))
+    return {"group": "first step", "name": "first training step of a fresh process, examples/train.py model",
+            "kind": "time", "reference_name": "CPU eager, fresh process", **samples}
 
 
 def copies(size):
@@ -122,12 +148,15 @@ def main():
         return max(2, int(n * scale))
 
     cpu = CpuReference()
-    suites = [("tiny ops", 2000), ("allocation", 3000), ("large compute", 10), ("training", 50)]
+    suites = [("tiny ops", 2000), ("allocation", 3000), ("large compute", 10), ("training", 50), ("models", None)]
     for group, n in suites:
         for name, openreg_fn in CPU_SUITES[group]("openreg").items():
+            if group == "models":
+                n = CALLS.get(name, DEFAULT_CALLS)
             row = compare(group, name, openreg_fn, functools.partial(cpu.seconds_per_call, group, name), "CPU eager",
                           calls(n if "2048" not in name else n // 4), repeats)
             print(json.dumps(row), flush=True)
+    print(json.dumps(first_step(repeats)), flush=True)
     # CPU work in this process, which has used openreg all along, against the
     # same work in the process that never loaded it.
     for name, cpu_fn in small_mlp_adam("cpu").items():

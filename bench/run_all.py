@@ -3,7 +3,8 @@
     bazel run //bench:all [-- --repeats 5] [-- --quick] [-- --no-write]
 
 Runs bench/python_suite.py once per driver (compute, allocation, copies,
-training step, torch.compile'd steps, CPU work after openreg and stream
+training steps of the example and of real models (bench/models.py), the
+first step of a fresh process, torch.compile'd steps, CPU work after openreg and stream
 overlap, each against its reference measured alternately in the same run;
 CPU eager in a process that never loads openreg), bench/distributed_suite.py
 once per driver (all_reduce and a DDP step on two ranks against CPU tensors
@@ -41,6 +42,8 @@ TARGETS = {
     ("large compute", "conv2d"): {d: ("<=", 1 / 0.95) for d in DRIVERS},
     ("copies, 64 MiB", ""): {d: ("<=", 1 / 0.8) for d in DRIVERS},
     ("training", ""): {"cpu_sim": ("<=", 1.15), "threaded_sim": ("<=", 1.0)},
+    ("models", ""): {"cpu_sim": ("<=", 1.15), "threaded_sim": ("<=", 1.0)},
+    ("first step", ""): {d: ("<=", 2.0) for d in DRIVERS},
     ("streams", ""): {"threaded_sim": (">=", 1.7)},
     ("compiled", "train step vs eager openreg"): {d: ("<=", 0.6) for d in DRIVERS},
     ("compiled", "train step vs compiled CPU"): {d: ("<=", 1.15) for d in DRIVERS},
