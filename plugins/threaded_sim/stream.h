@@ -105,8 +105,9 @@ class Stream {
   // to refuse waits that would make a worker wait for itself.
   static const Stream* CurrentWorker();
 
-  // Appends `item` (after waiting for room, Note [Queue depth]) and stores its number (position on the stream, from 1) in
-  // `*ticket` when `ticket` is not null. Fails (naming `function`) after
+  // Appends `item` (after waiting for room, Note [Queue depth]) and stores
+  // its number (position on the stream, from 1) in `*ticket` when `ticket` is
+  // not null. Fails (naming `function`) after
   // RequestDestroy() or Stop(), or when the worker thread cannot start.
   openreg_status Enqueue(WorkItem item, const char* function,
                          uint64_t* ticket);

@@ -268,8 +268,10 @@ TEST_F(ThreadedSimTest, ConcurrentStreamsIsTheNumberOfExecutionSlots) {
 // --- Options -----------------------------------------------------------------
 
 TEST_F(ThreadedSimTest, AcceptsEveryDocumentedOption) {
-  Init(" execution_slots = 4 , adversarial=1,adversarial_seed=18446744073709551615,"
-       "adversarial_max_delay_us=0,idle_release_ms=0,queue_depth=2,");
+  Init(
+      " execution_slots = 4 , "
+      "adversarial=1,adversarial_seed=18446744073709551615,"
+      "adversarial_max_delay_us=0,idle_release_ms=0,queue_depth=2,");
 }
 
 TEST_F(ThreadedSimTest, OptionErrorsNameTheKeyAndWhatIsValid) {
@@ -280,7 +282,8 @@ TEST_F(ThreadedSimTest, OptionErrorsNameTheKeyAndWhatIsValid) {
   const Case cases[] = {
       {"threads=4",
        {"unknown option key \"threads\"", "valid keys: execution_slots",
-        "adversarial (0 or 1)", "adversarial_seed", "adversarial_max_delay_us"}},
+        "adversarial (0 or 1)", "adversarial_seed",
+        "adversarial_max_delay_us"}},
       {"execution_slots=0", {"execution_slots=\"0\"", "from 1 to 1024"}},
       {"execution_slots=1025", {"execution_slots=\"1025\""}},
       {"execution_slots=two", {"execution_slots=\"two\""}},
@@ -417,9 +420,9 @@ TEST_F(ThreadedSimTest, HostFunctionsFillingTheirOwnStreamDoNotWait) {
   Init("queue_depth=2");
   Refill refill{api_, context_, NewStream(0)};
   refill.items = 16;
-  ASSERT_EQ(api_->launch_host_func(context_, refill.stream, EnqueueMany,
-                                   &refill),
-            OPENREG_SUCCESS);
+  ASSERT_EQ(
+      api_->launch_host_func(context_, refill.stream, EnqueueMany, &refill),
+      OPENREG_SUCCESS);
   ASSERT_EQ(api_->stream_synchronize(context_, refill.stream), OPENREG_SUCCESS)
       << api_->last_error_message(context_);
   EXPECT_EQ(refill.counter.load(), refill.items);
