@@ -202,11 +202,17 @@ openreg_status FaultInjector::MaybeFail(FaultPoint point,
                          : Draw(plan_.seed, index, call) < plan_.rate;
   if (!fails) return OPENREG_SUCCESS;
   injected_[index].fetch_add(1);
+  const std::string when =
+      plan_.on_call != 0 ? absl::StrFormat("fault_on_call=%u", plan_.on_call)
+                         : absl::StrFormat("fault_rate=%g, fault_seed=%u",
+                                           plan_.rate, plan_.seed);
   return Fail(status,
-              absl::StrFormat("%s: injected fault %s on call %u of %s "
-                              "(fault_seed=%u; see docs/fault_injection.md)",
+              absl::StrFormat("%s: injected fault %s on call %u of %s, as the "
+                              "driver options ask (fault_points names %s; "
+                              "%s); not a real failure, see "
+                              "docs/fault_injection.md",
                               function, ShortName(status), call,
-                              kPointNames[index], plan_.seed));
+                              kPointNames[index], kPointNames[index], when));
 }
 
 }  // namespace openreg::sim

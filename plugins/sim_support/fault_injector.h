@@ -12,8 +12,10 @@
 // Whether call n of a point fails depends only on (seed, point, n), never on
 // timing, so a run with the same calls in the same order fails the same way.
 // An injected fault fails the call as a real failure would and does nothing
-// else; each driver decides how (threaded_sim makes LAUNCH_FAILURE of
-// asynchronous work sticky on the stream).
+// else: on both drivers the entry point returns the status, after its
+// arguments were checked (a bad call still gets the error that says so) and
+// before any work is done or enqueued, so a refused launch never runs its
+// host function and the caller keeps what it passed (SimState::InjectFault).
 //
 // Thread-safety: FaultInjector's counters are atomic; every method may be
 // called from any thread. ParseFaultOptions is a pure function.

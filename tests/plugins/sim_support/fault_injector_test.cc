@@ -116,7 +116,17 @@ TEST(FaultInjectorTest, MessageNamesTheFunctionStatusCallAndSeed) {
             OPENREG_ERROR_INTERNAL);
   EXPECT_THAT(LastErrorMessage("sim"),
               HasSubstr("memcpy_async: injected fault INTERNAL on call 1 of "
-                        "memcpy_async (fault_seed=4"));
+                        "memcpy_async, as the driver options ask (fault_points "
+                        "names memcpy_async; fault_on_call=1)"));
+  FaultInjector by_rate(
+      PlanFrom("fault_points=launch_host_func,fault_rate=1,fault_seed=4"));
+  ASSERT_EQ(by_rate.MaybeFail(FaultPoint::kLaunchHostFunc, "launch_host_func"),
+            OPENREG_ERROR_LAUNCH_FAILURE);
+  EXPECT_THAT(LastErrorMessage("sim"),
+              HasSubstr("injected fault LAUNCH_FAILURE on call 1 of "
+                        "launch_host_func, as the driver options ask "
+                        "(fault_points names launch_host_func; fault_rate=1, "
+                        "fault_seed=4)"));
 }
 
 int CountFailures(const char* options, int calls) {
