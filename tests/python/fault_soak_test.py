@@ -196,3 +196,54 @@ def test_training_survives_injected_faults(tmp_path, reference, phase):
     else:
         assert any(key.startswith("device_malloc:OUT_OF_MEMORY:OutOfMemoryError") for key in report["counts"])
         assert any(key.startswith("host_malloc:OUT_OF_MEMORY:OutOfMemoryError") for key in report["counts"])
+
+
+USE_DEVICE = """
+import torch
+try:
+    torch.ones(1, device="openreg")
+except Exception as error:
+    print(type(error).__name__ + ": " + str(error))
+assert not torch.openreg.is_available()
+assert torch.ones(2).sum().item() == 2.0  # the process still works
+print("still working")
+"""
+
+
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ("fault_points=kernel_launch,fault_rate=0.1", "fault_points names \"kernel_launch\", which is not an entry point"),
+        ("fault_points=memcpy_async,fault_rate=1.5", "fault_rate=\"1.5\" is not valid; expected a number from 0 to 1"),
+        ("fault_points=device_malloc:OOM,fault_rate=0.1", "gives device_malloc the status \"OOM\"; expected INVALID_ARGUMENT, OUT_OF_MEMORY"),
+        ("fault_points=event_record", "fault_points without fault_rate or fault_on_call"),
+    ],
+)
+def test_bad_fault_options_raise_at_first_use_saying_what_is_expected(options, expected):
+    result = run_python(USE_DEVICE, env={"OPENREG_DRIVER_OPTIONS": options})
+    assert result.returncode == 0, result.stderr
+    assert "still working" in result.stdout, result.stdout
+    assert expected in result.stdout, result.stdout
+    assert options in result.stdout and "docs/fault_injection.md" in result.stdout, result.stdout
+
+
+def test_a_fault_on_a_chosen_call_raises_at_that_op_and_the_device_stays_usable():
+    code = """
+    import torch
+    a = torch.ones(4, device="openreg")
+    try:
+        b = a * 2
+        print("no fault")
+    except RuntimeError as error:
+        print(type(error).__name__ + ": " + str(error))
+    print((a * 3).sum().item())
+    """
+    # Launch 1 filled `a`; launch 2 is the multiplication.
+    result = run_python(code, env={"OPENREG_DRIVER_OPTIONS": "fault_points=launch_host_func,fault_on_call=2"})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "no fault" not in out, out
+    assert "RuntimeError: openreg: aten::mul" in out, out
+    assert "launch_host_func failed with LAUNCH_FAILURE" in out, out
+    assert "injected fault LAUNCH_FAILURE on call 2 of launch_host_func" in out, out
+    assert "12.0" in out, out
