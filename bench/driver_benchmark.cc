@@ -95,21 +95,28 @@ void StreamSynchronizeIdle(benchmark::State& state, const std::string& name) {
 }
 
 BENCHMARK_CAPTURE(HostFuncRoundTrip, cpu_sim, "cpu_sim");
-BENCHMARK_CAPTURE(HostFuncRoundTrip, cpu_sim_faults_armed, "cpu_sim_faults_armed");
+BENCHMARK_CAPTURE(HostFuncRoundTrip, cpu_sim_faults_armed,
+                  "cpu_sim_faults_armed");
 BENCHMARK_CAPTURE(HostFuncRoundTrip, threaded_sim, "threaded_sim");
-BENCHMARK_CAPTURE(HostFuncRoundTrip, threaded_sim_faults_armed, "threaded_sim_faults_armed");
+BENCHMARK_CAPTURE(HostFuncRoundTrip, threaded_sim_faults_armed,
+                  "threaded_sim_faults_armed");
 BENCHMARK_CAPTURE(HostFuncLaunch, cpu_sim, "cpu_sim");
 BENCHMARK_CAPTURE(HostFuncLaunch, cpu_sim_faults_armed, "cpu_sim_faults_armed");
 BENCHMARK_CAPTURE(HostFuncLaunch, threaded_sim, "threaded_sim");
-BENCHMARK_CAPTURE(HostFuncLaunch, threaded_sim_faults_armed, "threaded_sim_faults_armed");
+BENCHMARK_CAPTURE(HostFuncLaunch, threaded_sim_faults_armed,
+                  "threaded_sim_faults_armed");
 BENCHMARK_CAPTURE(EventRecordQuery, cpu_sim, "cpu_sim");
-BENCHMARK_CAPTURE(EventRecordQuery, cpu_sim_faults_armed, "cpu_sim_faults_armed");
+BENCHMARK_CAPTURE(EventRecordQuery, cpu_sim_faults_armed,
+                  "cpu_sim_faults_armed");
 BENCHMARK_CAPTURE(EventRecordQuery, threaded_sim, "threaded_sim");
-BENCHMARK_CAPTURE(EventRecordQuery, threaded_sim_faults_armed, "threaded_sim_faults_armed");
+BENCHMARK_CAPTURE(EventRecordQuery, threaded_sim_faults_armed,
+                  "threaded_sim_faults_armed");
 BENCHMARK_CAPTURE(StreamSynchronizeIdle, cpu_sim, "cpu_sim");
-BENCHMARK_CAPTURE(StreamSynchronizeIdle, cpu_sim_faults_armed, "cpu_sim_faults_armed");
+BENCHMARK_CAPTURE(StreamSynchronizeIdle, cpu_sim_faults_armed,
+                  "cpu_sim_faults_armed");
 BENCHMARK_CAPTURE(StreamSynchronizeIdle, threaded_sim, "threaded_sim");
-BENCHMARK_CAPTURE(StreamSynchronizeIdle, threaded_sim_faults_armed, "threaded_sim_faults_armed");
+BENCHMARK_CAPTURE(StreamSynchronizeIdle, threaded_sim_faults_armed,
+                  "threaded_sim_faults_armed");
 
 }  // namespace
 }  // namespace openreg
