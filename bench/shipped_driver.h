@@ -11,12 +11,15 @@
 
 namespace openreg {
 
-// The driver `name` (e.g. "cpu_sim") with one device; exits the benchmark
-// with the loader's message if it cannot be loaded.
-inline std::unique_ptr<Driver> LoadShippedDriver(const std::string& name) {
+// The driver `name` (e.g. "cpu_sim") with one device and the driver
+// `options`; exits the benchmark with the loader's message if it cannot be
+// loaded.
+inline std::unique_ptr<Driver> LoadShippedDriver(
+    const std::string& name, const std::string& options = "") {
   const std::string path = "plugins/" + name + "/libopenreg_" + name + ".so";
   DriverConfig config;
   config.device_count = 1;
+  config.options = options;
   absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
   if (!driver.ok()) {
     std::fprintf(stderr, "cannot load %s: %s\n", path.c_str(),

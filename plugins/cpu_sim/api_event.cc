@@ -34,6 +34,17 @@ openreg_status event_record(openreg_context context, openreg_event event,
       s != OPENREG_SUCCESS) {
     return s;
   }
+  if (state->faults() != nullptr) {
+    // Faults are injected into calls that would otherwise succeed: a bad
+    // event still gets the error that says so. The extra lookup is paid only
+    // with fault options.
+    EventInfo info;
+    SIM_RETURN_IF_ERROR(state->events().Lookup(event, "event_record", &info));
+    if (info.device == stream_info.device) {
+      SIM_RETURN_IF_ERROR(
+          state->InjectFault(sim::FaultPoint::kEventRecord, "event_record"));
+    }
+  }
   return state->events().Record(event, stream_info.device);
 }
 

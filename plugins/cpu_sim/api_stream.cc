@@ -77,6 +77,9 @@ openreg_status launch_host_func(openreg_context context, openreg_stream stream,
   StreamInfo info;
   SIM_RETURN_IF_ERROR(state->streams().Lookup(stream, kFunction, &info));
   SIM_RETURN_IF_ERROR(sim::RequireHostFunction(fn, kFunction));
+  // An injected fault refuses the launch: `fn` never runs.
+  SIM_RETURN_IF_ERROR(
+      state->InjectFault(sim::FaultPoint::kLaunchHostFunc, kFunction));
   openreg_status result;
   {
     absl::MutexLock in_stream_order(info.execution.get());

@@ -1,5 +1,7 @@
 #include "plugins/cpu_sim/config.h"
 
+#include <string>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -12,10 +14,10 @@ using sim::Fail;
 
 namespace {
 
-// cpu_sim knows no option keys, so every non-empty "key=value" item is an
-// error; empty items (e.g. from a trailing comma) are ignored.
-openreg_status CheckOptions(const char* options) {
-  if (options == nullptr) return OPENREG_SUCCESS;
+// cpu_sim knows no option keys of its own (sim::ParseConfig has taken the
+// fault_* ones out), so every non-empty "key=value" item left is an error;
+// empty items (e.g. from a trailing comma) are ignored.
+openreg_status CheckOptions(const std::string& options) {
   for (absl::string_view item : absl::StrSplit(options, ',')) {
     item = absl::StripAsciiWhitespace(item);
     if (item.empty()) continue;
@@ -26,13 +28,16 @@ openreg_status CheckOptions(const char* options) {
                   absl::StrFormat("context_create: option \"%s\" in options "
                                   "\"%s\" has no key; options are "
                                   "comma-separated key=value pairs, and "
-                                  "cpu_sim accepts no options",
+                                  "cpu_sim accepts no options but the "
+                                  "fault_* ones (docs/fault_injection.md)",
                                   item, options));
     }
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("context_create: unknown option key \"%s\" in "
-                                "options \"%s\"; cpu_sim accepts no options, "
-                                "pass NULL or an empty string",
+                                "options \"%s\"; cpu_sim accepts no options "
+                                "but fault_points, fault_rate, fault_on_call "
+                                "and fault_seed (docs/fault_injection.md): "
+                                "remove it",
                                 key, options));
   }
   return OPENREG_SUCCESS;

@@ -1,6 +1,7 @@
 // Validation of the openreg_driver_config passed to context_create: the
-// shared fields (plugins/sim_support/config.h) and cpu_sim's options, of
-// which there are none, so the parsed config is sim::SimConfig itself.
+// shared fields and fault_* options (plugins/sim_support/config.h) and
+// cpu_sim's own options, of which there are none, so the parsed config is
+// sim::SimConfig itself.
 // Thread-safety: a pure function.
 #ifndef OPENREG_PLUGINS_CPU_SIM_CONFIG_H_
 #define OPENREG_PLUGINS_CPU_SIM_CONFIG_H_
@@ -10,8 +11,8 @@
 
 namespace openreg::cpu_sim {
 
-// sim::ParseConfig, and INVALID_ARGUMENT for any option: cpu_sim accepts
-// none.
+// sim::ParseConfig, and INVALID_ARGUMENT for any option but the fault_*
+// ones: cpu_sim has none of its own.
 openreg_status ParseConfig(const openreg_driver_config* config,
                            sim::SimConfig* out);
 

@@ -4,6 +4,6 @@ namespace openreg::cpu_sim {
 
 DriverState::DriverState(const sim::SimConfig& config)
     : SimState(kDriverName, config.device_count, config.device_memory_bytes,
-               kStreamPriorities) {}
+               kStreamPriorities, config.faults) {}
 
 }  // namespace openreg::cpu_sim

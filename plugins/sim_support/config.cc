@@ -31,10 +31,10 @@ openreg_status ParseConfig(const openreg_driver_config* config,
       config->device_memory_bytes != 0) {
     out->device_memory_bytes = config->device_memory_bytes;
   }
-  if (SIM_HAS_FIELD(openreg_driver_config, config, options)) {
-    out->options = config->options;
+  if (!SIM_HAS_FIELD(openreg_driver_config, config, options)) {
+    return OPENREG_SUCCESS;
   }
-  return OPENREG_SUCCESS;
+  return ParseFaultOptions(config->options, &out->faults, &out->options);
 }
 
 }  // namespace openreg::sim

@@ -1,5 +1,6 @@
 // Validation of the openreg_driver_config passed to context_create, shared by
-// the simulated drivers; the options string is each driver's own to parse.
+// the simulated drivers. The fault_* options, which both drivers accept, are
+// parsed here (fault_injector.h); the other options are each driver's own.
 //
 // Device count and memory size come only from the config: the core owns the
 // user-facing knobs (environment variables) and hands the driver final
@@ -9,8 +10,10 @@
 #define OPENREG_PLUGINS_SIM_SUPPORT_CONFIG_H_
 
 #include <cstdint>
+#include <string>
 
 #include "driver_abi/openreg_driver.h"
+#include "plugins/sim_support/fault_injector.h"
 
 namespace openreg::sim {
 
@@ -24,14 +27,16 @@ inline constexpr int32_t kMaxSimDeviceCount = 1024;
 struct SimConfig {
   int32_t device_count = kDefaultDeviceCount;
   uint64_t device_memory_bytes = kDefaultDeviceMemoryBytes;
-  // The driver-specific "key=value,..." options, or NULL; borrowed from the
-  // config for the duration of context_create.
-  const char* options = nullptr;
+  // The fault_* options; no point fails by default.
+  FaultPlan faults;
+  // The driver-specific "key=value,..." options: the config's options without
+  // the fault_* keys ("" when there are none).
+  std::string options;
 };
 
 // Reads `config` (NULL means all defaults) into `out`, honouring its
-// struct_size. INVALID_ARGUMENT for a negative or too large device count or a
-// struct_size too small to hold the first field.
+// struct_size. INVALID_ARGUMENT for a negative or too large device count, a
+// struct_size too small to hold the first field, or a bad fault_* option.
 openreg_status ParseConfig(const openreg_driver_config* config, SimConfig* out);
 
 }  // namespace openreg::sim

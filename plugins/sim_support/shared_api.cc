@@ -55,6 +55,8 @@ openreg_status device_malloc(openreg_context context, int32_t device,
     *ptr = nullptr;
     return OPENREG_SUCCESS;
   }
+  SIM_RETURN_IF_ERROR(
+      state->InjectFault(FaultPoint::kDeviceMalloc, "device_malloc"));
   return state->device_memory(device).Allocate(size, ptr);
 }
 
@@ -76,6 +78,8 @@ openreg_status host_malloc(openreg_context context, size_t size, void** ptr) {
     *ptr = nullptr;
     return OPENREG_SUCCESS;
   }
+  SIM_RETURN_IF_ERROR(
+      state->InjectFault(FaultPoint::kHostMalloc, "host_malloc"));
   return state->pinned_memory().Allocate(size, ptr);
 }
 

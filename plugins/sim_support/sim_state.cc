@@ -1,5 +1,6 @@
 #include "plugins/sim_support/sim_state.h"
 
+#include <memory>
 #include <optional>
 
 #include "absl/strings/str_format.h"
@@ -7,11 +8,25 @@
 
 namespace openreg::sim {
 
+namespace {
+
+std::unique_ptr<FaultInjector> MakeInjector(const FaultPlan& faults) {
+  for (openreg_status status : faults.status) {
+    if (status != OPENREG_SUCCESS)
+      return std::make_unique<FaultInjector>(faults);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 SimState::SimState(const char* driver_name, int32_t device_count,
-                   uint64_t device_memory_bytes, StreamPriorityRange priorities)
+                   uint64_t device_memory_bytes, StreamPriorityRange priorities,
+                   const FaultPlan& faults)
     : driver_name_(driver_name),
       device_memory_bytes_(device_memory_bytes),
-      priorities_(priorities) {
+      priorities_(priorities),
+      faults_(MakeInjector(faults)) {
   device_memory_.reserve(device_count);
   for (int32_t device = 0; device < device_count; ++device) {
     device_memory_.push_back(

@@ -9,8 +9,10 @@
 // state is destroyed (which is how context_destroy releases memory the core
 // never freed). A derived state's own members are destroyed first, so work that
 // still uses device memory while they shut down finds it.
+// Also owns the context's fault injector, when its options ask for faults.
 // Thread-safety: members are set at construction and never reassigned; each
-// memory has its own mutex, so every method may be called concurrently.
+// memory has its own mutex and the injector's counters are atomic, so every
+// method may be called concurrently.
 #ifndef OPENREG_PLUGINS_SIM_SUPPORT_SIM_STATE_H_
 #define OPENREG_PLUGINS_SIM_SUPPORT_SIM_STATE_H_
 
@@ -18,8 +20,10 @@
 #include <memory>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/device_memory.h"
+#include "plugins/sim_support/fault_injector.h"
 #include "plugins/sim_support/pinned_host_memory.h"
 #include "plugins/sim_support/pointer_attributes.h"
 
@@ -34,9 +38,11 @@ struct StreamPriorityRange {
 
 class SimState {
  public:
-  // `driver_name` (a string literal) names the devices.
+  // `driver_name` (a string literal) names the devices. `faults` says which
+  // calls fail (Note [Injected faults]); by default none.
   SimState(const char* driver_name, int32_t device_count,
-           uint64_t device_memory_bytes, StreamPriorityRange priorities);
+           uint64_t device_memory_bytes, StreamPriorityRange priorities,
+           const FaultPlan& faults = FaultPlan{});
   virtual ~SimState();
 
   SimState(const SimState&) = delete;
@@ -72,12 +78,25 @@ class SimState {
   // or neither.
   PointerInfo Classify(const void* ptr) const;
 
+  // Called by each entry point fault_points can name, once its arguments
+  // are valid and before it does anything: OPENREG_SUCCESS, or the status
+  // this call must fail with, its message set (Note [Injected faults]).
+  // Without fault options this is one well-predicted branch.
+  openreg_status InjectFault(FaultPoint point, const char* function) {
+    if (ABSL_PREDICT_TRUE(faults_ == nullptr)) return OPENREG_SUCCESS;
+    return faults_->MaybeFail(point, function);
+  }
+  // The injector, or NULL when no fault options were given.
+  const FaultInjector* faults() const { return faults_.get(); }
+
  private:
   const char* const driver_name_;
   const uint64_t device_memory_bytes_;
   const StreamPriorityRange priorities_;
   std::vector<std::unique_ptr<DeviceMemory>> device_memory_;
   PinnedHostMemory pinned_memory_;
+  // NULL unless fault_points names some entry point.
+  const std::unique_ptr<FaultInjector> faults_;
 };
 
 }  // namespace openreg::sim

@@ -115,6 +115,9 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   SIM_RETURN_IF_ERROR(
       sim::CheckCopy(*state, dst, src, size, kind, &description));
   if (size == 0) return OPENREG_SUCCESS;
+  // An injected fault refuses the copy before anything is enqueued.
+  SIM_RETURN_IF_ERROR(
+      state->InjectFault(sim::FaultPoint::kMemcpyAsync, kFunction));
   if (!sim::CopyWritesDevice(kind) && !IsPinned(*state, dst, size)) {
     return CopyAndWait(*target, dst, src, size, description);
   }
@@ -144,6 +147,8 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
   if (size == 0) return OPENREG_SUCCESS;
   SIM_RETURN_IF_ERROR(
       sim::CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction));
+  SIM_RETURN_IF_ERROR(
+      state->InjectFault(sim::FaultPoint::kMemsetAsync, kFunction));
   // Like memset and cudaMemset, only the low byte of `value` is used.
   const unsigned char byte = static_cast<unsigned char>(value);
   return target->Enqueue(WorkItem::Compute("memset_async",

@@ -79,6 +79,8 @@ openreg_status event_record(openreg_context context, openreg_event event,
                                 kFunction, event, recorded->device(),
                                 target->device()));
   }
+  SIM_RETURN_IF_ERROR(
+      state->InjectFault(sim::FaultPoint::kEventRecord, kFunction));
   // See Note [Event versions].
   const uint64_t version = recorded->BeginRecord();
   const openreg_status status = target->Enqueue(

@@ -97,6 +97,10 @@ openreg_status launch_host_func(openreg_context context, openreg_stream stream,
   std::shared_ptr<Stream> target;
   SIM_RETURN_IF_ERROR(state->FindStream(stream, kFunction, &target));
   SIM_RETURN_IF_ERROR(sim::RequireHostFunction(fn, kFunction));
+  // An injected fault refuses the launch: nothing is enqueued and `fn` never
+  // runs, so the caller keeps what `user_data` owns.
+  SIM_RETURN_IF_ERROR(
+      state->InjectFault(sim::FaultPoint::kLaunchHostFunc, kFunction));
   // A failure it returns becomes the stream's sticky failure
   // (Note [Sticky failures]).
   return target->Enqueue(

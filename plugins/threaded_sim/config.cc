@@ -8,7 +8,7 @@ openreg_status ParseConfig(const openreg_driver_config* config,
                            ThreadedSimConfig* out) {
   *out = ThreadedSimConfig{};
   SIM_RETURN_IF_ERROR(sim::ParseConfig(config, &out->shared));
-  return ParseOptions(out->shared.options, &out->options);
+  return ParseOptions(out->shared.options.c_str(), &out->options);
 }
 
 }  // namespace openreg::threaded_sim

@@ -1,8 +1,9 @@
 // The driver-specific options: the `options` string of the config passed to
 // context_create, "key=value" pairs separated by commas (the core fills it
-// from OPENREG_DRIVER_OPTIONS). README.md documents every key; the table in
-// options.cc is the one list of them, so error messages and parsing cannot
-// disagree. Each context has its own options.
+// from OPENREG_DRIVER_OPTIONS), without the fault_* keys, which
+// plugins/sim_support/config.h has taken out. README.md documents every key;
+// the table in options.cc is the one list of them, so error messages and
+// parsing cannot disagree. Each context has its own options.
 // Thread-safety: pure functions over constant tables.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_OPTIONS_H_
 #define OPENREG_PLUGINS_THREADED_SIM_OPTIONS_H_

@@ -20,10 +20,12 @@ namespace openreg {
 class DeviceMemoryPool;
 
 enum class BlockState {
-  kAllocated,      // handed out
-  kAwaitingEvents, // freed; streams it was recorded on have not caught up
-  kFree,           // in its pool's free set
-  kRetired,        // a stream's use of it could not be tracked: never reused
+  kAllocated,       // handed out
+  kAwaitingEvents,  // freed; streams it was recorded on have not caught up
+  kFree,            // in its pool's free set
+  kUntracked,       // freed; a stream's use of it has no event yet (the record
+                    // failed): recorded again at every sweep, not reused until
+                    // then
 };
 
 struct Block {

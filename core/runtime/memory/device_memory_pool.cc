@@ -21,12 +21,12 @@ DeviceMemoryPool::~DeviceMemoryPool() {
   absl::MutexLock lock(&mutex_);
   ProcessEvents(/*wait=*/true);
   ReleaseFreeSegments().IgnoreError();  // nothing to report to at teardown
-  // Free blocks left share a segment with a retired block; their memory,
-  // like the retired blocks', stays with the driver until it shuts down.
+  // Free blocks left share a segment with an untracked block; their memory,
+  // like the untracked blocks', stays with the driver until it shuts down.
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
     for (Block* block : *free_set) delete block;
   }
-  for (Block* block : retired_) delete block;
+  for (Block* block : untracked_) delete block;
   for (Block* block : spare_blocks_) delete block;
 }
 
@@ -205,7 +205,18 @@ void DeviceMemoryPool::Free(Block* block) {
   stats_.requested_bytes.Decrease(block->small, block->requested);
   if (IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
   block->requested = 0;
-  bool unsafe_to_reuse = false;
+  if (!TrackStreamUses(block)) {
+    // Without an event there is no telling when that stream is done with the
+    // block: it stays active, and out of circulation, until a record works.
+    block->state = BlockState::kUntracked;
+    untracked_.push_back(block);
+    return;
+  }
+  AwaitEventsOrReturn(block);
+}
+
+bool DeviceMemoryPool::TrackStreamUses(Block* block) {
+  size_t kept = 0;
   for (openreg_stream stream : block->stream_uses) {
     absl::StatusOr<DriverEvent> event = TakeEvent();
     if (event.ok() && driver_.EventRecord(event->get(), stream).ok()) {
@@ -214,16 +225,13 @@ void DeviceMemoryPool::Free(Block* block) {
       continue;
     }
     if (event.ok()) spare_events_.push_back(*std::move(event));
-    unsafe_to_reuse = true;
+    block->stream_uses[kept++] = stream;
   }
-  block->stream_uses.clear();
-  if (unsafe_to_reuse) {
-    // Without an event there is no telling when that stream is done with the
-    // block: it stays active, and out of circulation, for good.
-    block->state = BlockState::kRetired;
-    retired_.push_back(block);
-    return;
-  }
+  block->stream_uses.resize(kept);
+  return kept == 0;
+}
+
+void DeviceMemoryPool::AwaitEventsOrReturn(Block* block) {
   if (block->pending_events > 0) {
     block->state = BlockState::kAwaitingEvents;
     return;
@@ -249,6 +257,18 @@ absl::StatusOr<DriverEvent> DeviceMemoryPool::TakeEvent() {
 }
 
 void DeviceMemoryPool::ProcessEvents(bool wait) {
+  // An event recorded now on a stream whose earlier record failed fires
+  // after that use: streams run in order. A stream that rejects every record
+  // (e.g. destroyed) keeps its block out of circulation for good.
+  size_t still_untracked = 0;
+  for (Block* block : untracked_) {
+    if (TrackStreamUses(block)) {
+      AwaitEventsOrReturn(block);
+    } else {
+      untracked_[still_untracked++] = block;
+    }
+  }
+  untracked_.resize(still_untracked);
   pending_events_.Sweep(driver_, wait, [this](DriverEvent event, Block* block)
                                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     spare_events_.push_back(std::move(event));

@@ -108,8 +108,14 @@ class DeviceMemoryPool {
   void RecycleBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Merges `block` with free neighbours and puts it in its free set.
   void ReturnToFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Moves blocks whose events have all fired to the free sets. With `wait`,
-  // blocks until every pending event has fired.
+  // Records an event for each stream in the freed block's stream_uses,
+  // keeping the streams whose record failed; returns whether none is left.
+  bool TrackStreamUses(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A freed block with every use tracked: waits for its events, or is free.
+  void AwaitEventsOrReturn(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Tracks untracked blocks again, then moves blocks whose events have all
+  // fired to the free sets. With `wait`, blocks until every pending event has
+  // fired.
   void ProcessEvents(bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Returns whole free segments to the driver.
   absl::Status ReleaseFreeSegments() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -127,8 +133,10 @@ class DeviceMemoryPool {
   FreeSet large_free_ ABSL_GUARDED_BY(mutex_);
   PendingEvents<Block*> pending_events_ ABSL_GUARDED_BY(mutex_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mutex_);
-  // Blocks never to be reused (BlockState::kRetired), deleted with the pool.
-  std::vector<Block*> retired_ ABSL_GUARDED_BY(mutex_);
+  // Freed blocks some stream's use of which has no event yet
+  // (BlockState::kUntracked), tracked again at every sweep; those left are
+  // deleted with the pool.
+  std::vector<Block*> untracked_ ABSL_GUARDED_BY(mutex_);
   // Fired events kept for reuse: creating one is a driver call.
   std::vector<DriverEvent> spare_events_ ABSL_GUARDED_BY(mutex_);
   DeviceMemoryStats stats_ ABSL_GUARDED_BY(mutex_);

@@ -1,5 +1,6 @@
 #include "core/runtime/memory/pinned_memory_pool.h"
 
+#include <algorithm>
 #include <bit>
 #include <utility>
 
@@ -58,10 +59,14 @@ bool PinnedMemoryPool::RecordEvent(void* ptr, int32_t device,
     it->second.events.push_back(*std::move(event));
     return true;
   }
-  // No event to wait for, so no telling when the stream is done with the
-  // block: it is never reused. (Synchronizing the stream instead would
-  // swallow a failure that belongs to the user's next synchronization.)
-  it->second.retired = true;
+  // No event to wait for yet: one recorded later on the same stream stands
+  // for it (TrackUntracked). (Synchronizing the stream instead would swallow
+  // a failure that belongs to the user's next synchronization.)
+  auto& untracked = it->second.untracked;
+  const std::pair<int32_t, openreg_stream> use{device, stream};
+  if (std::find(untracked.begin(), untracked.end(), use) == untracked.end()) {
+    untracked.push_back(use);
+  }
   return true;
 }
 
@@ -78,16 +83,48 @@ bool PinnedMemoryPool::Free(void* ptr) {
     ++block.pending;
   }
   block.events.clear();
-  if (block.pending == 0) MakeAvailable(ptr, block);
+  if (!TrackUntracked(ptr, block)) {
+    untracked_blocks_.push_back(ptr);
+  } else if (block.pending == 0) {
+    MakeAvailable(ptr, block);
+  }
   return true;
 }
 
+bool PinnedMemoryPool::TrackUntracked(void* ptr, PinnedBlock& block) {
+  size_t kept = 0;
+  for (const auto& [device, stream] : block.untracked) {
+    absl::StatusOr<DriverEvent> event =
+        driver_.CreateEvent(device, EventFlags::kDefault);
+    if (event.ok() && driver_.EventRecord(event->get(), stream).ok()) {
+      pending_events_.Add(*std::move(event), ptr);
+      ++block.pending;
+    } else {
+      block.untracked[kept++] = {device, stream};
+    }
+  }
+  block.untracked.resize(kept);
+  return kept == 0;
+}
+
 void PinnedMemoryPool::MakeAvailable(void* ptr, PinnedBlock& block) {
-  if (block.retired) return;
+  if (!block.untracked.empty()) return;
   free_lists_[BucketOf(block.size)].push_back(ptr);
 }
 
 void PinnedMemoryPool::ProcessEvents(bool wait) {
+  // A stream that rejects every record (e.g. destroyed) keeps its block out
+  // of circulation for good.
+  size_t still_untracked = 0;
+  for (void* ptr : untracked_blocks_) {
+    PinnedBlock& block = blocks_[ptr];
+    if (!TrackUntracked(ptr, block)) {
+      untracked_blocks_[still_untracked++] = ptr;
+    } else if (block.pending == 0) {
+      MakeAvailable(ptr, block);
+    }
+  }
+  untracked_blocks_.resize(still_untracked);
   // A fired event is let go: DriverEvent destroys it.
   pending_events_.Sweep(driver_, wait, [this](DriverEvent, void* ptr)
                                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {

@@ -5,8 +5,12 @@
 // and served from a free list per size, so a steady loop of pinned staging
 // buffers makes no driver calls. A block that asynchronous copies still use
 // carries an event per stream (RecordEvent); when freed it returns to its
-// free list only after all of them have fired. EmptyCache() returns every
-// cached block to the driver.
+// free list only after all of them have fired. A stream use whose event could
+// not be recorded (the driver failed event_record) is tracked again when the
+// block is freed, and then at every sweep, with an event recorded on that
+// stream later, which fires after the use: streams run in order. Until then
+// the block is not reused. EmptyCache() returns every cached block to the
+// driver.
 //
 // Thread-safety: all methods may be called from any thread; one mutex guards
 // all state, and no callback into the core happens under it.
@@ -16,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -70,8 +75,9 @@ class PinnedMemoryPool {
     absl::InlinedVector<DriverEvent, 1> events;
     // Events of the block, once freed, that have not fired yet.
     int32_t pending = 0;
-    // A stream's use could not be tracked with an event: never reused.
-    bool retired = false;
+    // Streams (with their device) whose use of the block has no event yet:
+    // the record failed. Not reused while any is left.
+    absl::InlinedVector<std::pair<int32_t, openreg_stream>, 1> untracked;
   };
 
   static int BucketOf(size_t size);
@@ -80,6 +86,10 @@ class PinnedMemoryPool {
   void ProcessEvents(bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void MakeAvailable(void* ptr, PinnedBlock& block)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Records an event for each untracked stream of the freed block `ptr` and
+  // makes it pending; returns whether none is left untracked.
+  bool TrackUntracked(void* ptr, PinnedBlock& block)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const Driver& driver_;
   mutable absl::Mutex mutex_;
@@ -87,6 +97,8 @@ class PinnedMemoryPool {
   std::array<std::vector<void*>, kBucketCount> free_lists_
       ABSL_GUARDED_BY(mutex_);
   PendingEvents<void*> pending_events_ ABSL_GUARDED_BY(mutex_);
+  // Freed blocks with untracked streams, retried at every sweep.
+  std::vector<void*> untracked_blocks_ ABSL_GUARDED_BY(mutex_);
   HostMemoryStats stats_ ABSL_GUARDED_BY(mutex_);
 };
 

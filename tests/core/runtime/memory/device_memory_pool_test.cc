@@ -317,6 +317,39 @@ TEST_P(DeviceMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
   EXPECT_EQ(Current(pool_->stats().reserved_bytes), int64_t{kSmallSegmentSize});
 }
 
+TEST_P(DeviceMemoryPoolTest, AFailedRecordIsMadeGoodAtTheNextSweep) {
+  // The first event_record fails (an injected fault): the block waits out of
+  // circulation until a later record on the stream has fired, and then is
+  // free again, so the pool gives all its memory back.
+  DriverConfig config;
+  config.device_count = 1;
+  config.device_memory_bytes = kCapacity;
+  config.options = "fault_points=event_record,fault_on_call=1";
+  absl::StatusOr<std::unique_ptr<Driver>> faulty =
+      Driver::Load(GetParam(), config);
+  ASSERT_TRUE(faulty.ok()) << faulty.status();
+  absl::StatusOr<DriverStream> side = (*faulty)->CreateStream(0, 0);
+  ASSERT_TRUE(side.ok());
+  {
+    DeviceMemoryPool pool(**faulty, 0, AllocatorConfig());
+    absl::StatusOr<Block*> used = pool.Allocate(4096, NoReclaim);
+    ASSERT_TRUE(used.ok());
+    pool.RecordStream(*used, side->get());
+    pool.Free(*used);  // the record fails
+    EXPECT_EQ(Current(pool.stats().active), 1);
+    // This allocation's sweep records again (call 2 succeeds); the block is
+    // reused only once that record has fired.
+    absl::StatusOr<Block*> other = pool.Allocate(4096, NoReclaim);
+    ASSERT_TRUE(other.ok());
+    pool.Free(*other);
+    ASSERT_TRUE((*faulty)->StreamSynchronize(side->get()).ok());
+    ASSERT_TRUE(pool.EmptyCache().ok());
+    const DeviceMemoryStats stats = pool.stats();
+    EXPECT_EQ(Current(stats.active), 0);
+    EXPECT_EQ(Current(stats.reserved_bytes), 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Drivers, DeviceMemoryPoolTest,
                          ::openreg::testing::ShippedDriverPaths(),
                          ::openreg::testing::DriverName);

@@ -100,6 +100,34 @@ TEST_P(PinnedMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
   EXPECT_EQ(pool_->stats().active_requests.current, 1);
 }
 
+TEST_P(PinnedMemoryPoolTest, AFailedRecordIsMadeGoodWhenTheBlockIsFreed) {
+  // The first event_record fails (an injected fault); the block is still
+  // reused, and given back by EmptyCache, once a later record on the stream
+  // has fired.
+  DriverConfig config;
+  config.device_count = 1;
+  config.device_memory_bytes = uint64_t{64} << 20;
+  config.options = "fault_points=event_record,fault_on_call=1";
+  absl::StatusOr<std::unique_ptr<Driver>> faulty =
+      Driver::Load(GetParam(), config);
+  ASSERT_TRUE(faulty.ok()) << faulty.status();
+  PinnedMemoryPool pool(**faulty);
+  absl::StatusOr<DriverStream> stream = (*faulty)->CreateStream(0, 0);
+  ASSERT_TRUE(stream.ok());
+  absl::StatusOr<void*> staging = pool.Allocate(4096);
+  ASSERT_TRUE(staging.ok());
+  ASSERT_TRUE(pool.RecordEvent(*staging, 0, stream->get()));
+  ASSERT_TRUE(pool.Free(*staging));
+  ASSERT_TRUE((*faulty)->StreamSynchronize(stream->get()).ok());
+  absl::StatusOr<void*> again = pool.Allocate(4096);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *staging);
+  ASSERT_TRUE(pool.Free(*again));
+  ASSERT_TRUE(pool.EmptyCache().ok());
+  EXPECT_EQ(pool.stats().allocated_bytes.current, 0);
+  EXPECT_EQ(pool.stats().active_requests.current, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Drivers, PinnedMemoryPoolTest,
                          ::openreg::testing::ShippedDriverPaths(),
                          ::openreg::testing::DriverName);
