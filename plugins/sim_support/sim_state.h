@@ -32,6 +32,10 @@ struct StreamPriorityRange {
   int32_t greatest;
 };
 
+// Whether device memory is host-accessible at its device address (one view,
+// offset 0) instead of faulting on host access.
+inline constexpr bool kHostAccessibleDeviceMemory = true;
+
 class SimState {
  public:
   // `driver_name` (a string literal) names the devices.
@@ -71,6 +75,11 @@ class SimState {
   // Where `ptr` points: into a device allocation, a pinned host allocation,
   // or neither.
   PointerInfo Classify(const void* ptr) const;
+
+  // Where the driver's threads reach the bytes at device address `ptr`
+  // (Note [Device view and execution view] in device_memory.h); `ptr` must
+  // be inside a device allocation, as the copy checks make sure.
+  void* ExecutionAddress(const void* ptr) const;
 
  private:
   const char* const driver_name_;

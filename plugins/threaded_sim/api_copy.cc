@@ -115,6 +115,10 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   SIM_RETURN_IF_ERROR(
       sim::CheckCopy(*state, dst, src, size, kind, &description));
   if (size == 0) return OPENREG_SUCCESS;
+  // The work reaches the device sides through their execution view; the
+  // host sides are tested below as they are.
+  if (sim::CopyWritesDevice(kind)) dst = state->ExecutionAddress(dst);
+  if (sim::CopyReadsDevice(kind)) src = state->ExecutionAddress(src);
   if (!sim::CopyWritesDevice(kind) && !IsPinned(*state, dst, size)) {
     return CopyAndWait(*target, dst, src, size, description);
   }
@@ -144,6 +148,7 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
   if (size == 0) return OPENREG_SUCCESS;
   SIM_RETURN_IF_ERROR(
       sim::CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction));
+  ptr = state->ExecutionAddress(ptr);
   // Like memset and cudaMemset, only the low byte of `value` is used.
   const unsigned char byte = static_cast<unsigned char>(value);
   return target->Enqueue(WorkItem::Compute("memset_async",
