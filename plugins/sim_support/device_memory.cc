@@ -22,6 +22,13 @@ uint64_t RoundUpToPages(uint64_t bytes) {
   return (bytes + PageSize() - 1) & ~(PageSize() - 1);
 }
 
+// Each view spans this many times the capacity. The capacity check counts
+// bytes, as a device's memory manager would; the spare address space keeps
+// holes between live allocations (the caching allocator frees blocks in any
+// order) from failing an allocation the capacity allows. Address space costs
+// nothing: the reservation commits no memory.
+constexpr uint64_t kViewSpanPerCapacity = 2;
+
 // Address space with no access and no memory committed behind it.
 constexpr int kReserveFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
@@ -31,7 +38,7 @@ DeviceMemory::DeviceMemory(int32_t device, uint64_t capacity_bytes,
                            bool host_accessible)
     : device_(device),
       capacity_bytes_(capacity_bytes),
-      view_bytes_(RoundUpToPages(capacity_bytes)),
+      view_bytes_(kViewSpanPerCapacity * RoundUpToPages(capacity_bytes)),
       reserved_bytes_(host_accessible ? view_bytes_ : 2 * view_bytes_),
       ranges_(view_bytes_, PageSize()) {
   void* reserved =
@@ -73,13 +80,14 @@ openreg_status DeviceMemory::Allocate(size_t size, void** ptr) {
   if (!offset.has_value()) {
     return Fail(
         OPENREG_ERROR_OUT_OF_MEMORY,
-        absl::StrFormat("device %d out of memory: requested %u bytes "
-                        "(%u whole pages), but its largest free range "
-                        "is %u bytes (%u of %u bytes in use, the rest "
-                        "fragmented); free device memory or raise "
-                        "the configured device memory size",
-                        device_, size, ranges_.RoundUp(size),
-                        ranges_.largest_hole(), in_use, capacity_bytes_));
+        absl::StrFormat(
+            "device %d out of memory: requested %u bytes "
+            "(%u in whole pages), but its largest free "
+            "address range is %u bytes (%u of %u bytes in use, the rest "
+            "fragmented); free device memory or raise "
+            "the configured device memory size",
+            device_, size, ranges_.RoundUp(size), ranges_.largest_hole(),
+            in_use, capacity_bytes_));
   }
   const uintptr_t address = device_view_ + *offset;
   void* execution = reinterpret_cast<void*>(address + execution_offset_);

@@ -2,14 +2,15 @@
 //
 // Note [Device view and execution view]
 // On hardware, host code that dereferences a device pointer faults. To
-// simulate that, each device reserves two ranges of address space of its
-// capacity, adjacent, with mmap(PROT_NONE, MAP_NORESERVE) (no memory is
+// simulate that, each device reserves two adjacent ranges of address space
+// (each twice its capacity, so that holes between allocations do not fail
+// one the capacity allows) with mmap(PROT_NONE, MAP_NORESERVE) (no memory is
 // committed until used):
-//   - the device view, [base, base + capacity): what device_malloc hands out.
+//   - the device view, [base, base + span): what device_malloc hands out.
 //     It stays PROT_NONE forever, so any host access faults (SIGSEGV), and a
 //     device address never aliases real host memory;
 //   - the execution view, the same range shifted by execution_offset() (the
-//     capacity): device_malloc makes the pages behind a new allocation
+//     span): device_malloc makes the pages behind a new allocation
 //     readable and writable there, and device_free maps them PROT_NONE again,
 //     which also drops their contents.
 // The driver's own threads (copies, memsets, host functions) reach the bytes

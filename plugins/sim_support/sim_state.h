@@ -34,7 +34,7 @@ struct StreamPriorityRange {
 
 // Whether device memory is host-accessible at its device address (one view,
 // offset 0) instead of faulting on host access.
-inline constexpr bool kHostAccessibleDeviceMemory = true;
+inline constexpr bool kHostAccessibleDeviceMemory = false;
 
 class SimState {
  public:
