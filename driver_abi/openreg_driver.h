@@ -1,5 +1,5 @@
 /*
- * openreg driver ABI, version 2.0.
+ * openreg driver ABI, version 2.1.
  *
  * This header is the whole contract between the openreg core and a device
  * driver. A driver is a shared library that includes only this header and
@@ -90,7 +90,7 @@ extern "C" {
 #endif
 
 #define OPENREG_DRIVER_ABI_VERSION_MAJOR 2
-#define OPENREG_DRIVER_ABI_VERSION_MINOR 0
+#define OPENREG_DRIVER_ABI_VERSION_MINOR 1
 
 /* The one symbol a driver exports, and its name as a string for dlsym. The
  * same symbol serves every major version. */
@@ -225,137 +225,152 @@ typedef openreg_status (*openreg_host_fn)(void* user_data);
  * and reports the feature as not supported otherwise. A driver that
  * implements one must implement it fully. Append new functions at the end,
  * with the new minor version. */
-#define OPENREG_DRIVER_FUNCTIONS(X)                                          \
-  /* --- Lifecycle -------------------------------------------------------- */\
-  /* A new context configured by `config` (NULL means defaults). Any number  \
-   * may exist at once; a driver that cannot open another (its hardware is   \
-   * taken) returns NOT_SUPPORTED. INVALID_ARGUMENT for a bad config, with a \
-   * message naming the field or option. (v2.0) */                          \
-  X(0, openreg_status, context_create,                                       \
-    (const openreg_driver_config* config, openreg_context* context))         \
-  /* Releases everything the context owns. Work still queued is dropped      \
-   * without running; must not hang. The context is invalid afterwards.     \
-   * (v2.0) */                                                               \
-  X(0, openreg_status, context_destroy, (openreg_context context))           \
-  /* The message of the most recent failed call on the calling thread, or   \
-   * "" if none. `context` is the context that call used, or NULL after a    \
-   * failed context_create (a driver may keep messages per context). Valid   \
-   * until the next call on the same thread. Never fails. (v2.0) */         \
-  X(0, const char*, last_error_message, (openreg_context context))           \
-  /* --- Devices ---------------------------------------------------------- */\
-  X(0, openreg_status, get_device_count,                                     \
-    (openreg_context context, int32_t* count))                               \
-  /* Fills `props`; the caller sets props->struct_size first, and the driver \
-   * writes only the fields that size covers. (v2.0) */                      \
-  X(0, openreg_status, get_device_properties,                                \
-    (openreg_context context, int32_t device,                                \
-     openreg_device_properties* props))                                      \
-  /* --- Memory ----------------------------------------------------------- */\
-  /* Device memory, aligned to at least 256 bytes. size 0 gives NULL and     \
-   * success. OUT_OF_MEMORY past the device capacity. (v2.0) */              \
-  X(0, openreg_status, device_malloc,                                        \
-    (openreg_context context, int32_t device, size_t size, void** ptr))      \
-  /* Frees memory from device_malloc on `device`. NULL is a no-op. The       \
-   * caller guarantees no queued work still uses it. (v2.0) */               \
-  X(0, openreg_status, device_free,                                          \
-    (openreg_context context, int32_t device, void* ptr))                    \
-  /* Pinned (page-locked) host memory, usable by asynchronous copies of this \
-   * context. (v2.0) */                                                      \
-  X(0, openreg_status, host_malloc,                                          \
-    (openreg_context context, size_t size, void** ptr))                      \
-  X(0, openreg_status, host_free, (openreg_context context, void* ptr))      \
-  /* Describes any pointer; a pointer this context did not allocate is       \
-   * MEMORY_TYPE_UNREGISTERED and success. The caller sets                   \
-   * attributes->struct_size first. (v2.0) */                                \
-  X(0, openreg_status, pointer_get_attributes,                               \
-    (openreg_context context, const void* ptr,                               \
-     openreg_pointer_attributes* attributes))                                \
-  /* Bytes free and total on `device`. (v2.0) */                             \
-  X(0, openreg_status, mem_get_info,                                         \
-    (openreg_context context, int32_t device, uint64_t* free_bytes,          \
-     uint64_t* total_bytes))                                                 \
-  /* --- Copies (asynchronous, in stream order) --------------------------- */\
-  /* Copy `size` bytes. `kind` is OPENREG_MEMCPY_*. Device pointers may      \
-   * belong to any device of the context; the copy is ordered only with      \
-   * `stream`. Host memory that is not pinned (not from host_malloc) is      \
-   * handled synchronously: a pageable source is read before the call        \
-   * returns (the caller may free it at once), and a copy into pageable      \
-   * memory returns only once all earlier work on `stream` and the copy      \
-   * itself are done, as on CUDA. (v2.0) */                                  \
-  X(0, openreg_status, memcpy_async,                                         \
-    (openreg_context context, void* dst, const void* src, size_t size,       \
-     int32_t kind, openreg_stream stream))                                   \
-  /* Set `size` bytes of device memory at `ptr` to the low byte of `value`,  \
-   * as memset does. (v2.0) */                                               \
-  X(0, openreg_status, memset_async,                                         \
-    (openreg_context context, void* ptr, int32_t value, size_t size,         \
-     openreg_stream stream))                                                 \
-  /* --- Streams ---------------------------------------------------------- */\
-  /* A new stream on `device` with `priority` in the device's range; a       \
-   * priority outside it is INVALID_ARGUMENT. (v2.0) */                      \
-  X(0, openreg_status, stream_create,                                        \
-    (openreg_context context, int32_t device, int32_t priority,              \
-     openreg_stream* stream))                                                \
-  /* Destroys a stream once its queued work completes; does not block.       \
-   * (v2.0) */                                                               \
-  X(0, openreg_status, stream_destroy,                                       \
-    (openreg_context context, openreg_stream stream))                        \
-  /* SUCCESS when every item enqueued so far has finished running, NOT_READY \
-   * while any is queued or running, or the stream's sticky failure. (v2.0)  \
-   */                                                                        \
-  X(0, openreg_status, stream_query,                                         \
-    (openreg_context context, openreg_stream stream))                        \
-  /* Blocks until every item enqueued so far has finished. (v2.0) */         \
-  X(0, openreg_status, stream_synchronize,                                   \
-    (openreg_context context, openreg_stream stream))                        \
-  /* Later work on `stream` waits for the record of `event` that was most    \
-   * recent when this call was made. An unrecorded event is a no-op. The     \
-   * stream and the event may be on different devices. (v2.0) */             \
-  X(0, openreg_status, stream_wait_event,                                    \
-    (openreg_context context, openreg_stream stream, openreg_event event))   \
-  /* The priority of `stream`: the value stream_create gave it, in the       \
-   * device's range (lower is higher priority), as cudaStreamGetPriority.    \
-   * Any thread, also a host function running on `stream`. (v2.0; optional   \
-   * as stream_get_priority in 1.1) */                                       \
-  X(0, openreg_status, stream_get_priority,                                  \
-    (openreg_context context, openreg_stream stream, int32_t* priority))     \
-  /* --- Events ----------------------------------------------------------- */\
-  /* A new event on `device` with OPENREG_EVENT_* flags; unknown flags are   \
-   * INVALID_ARGUMENT. (v2.0) */                                             \
-  X(0, openreg_status, event_create,                                         \
-    (openreg_context context, int32_t device, uint32_t flags,                \
-     openreg_event* event))                                                  \
-  X(0, openreg_status, event_destroy,                                        \
-    (openreg_context context, openreg_event event))                          \
-  /* Enqueues a marker on `stream`; the event completes when it runs. The    \
-   * stream must be on the event's device. (v2.0) */                         \
-  X(0, openreg_status, event_record,                                         \
-    (openreg_context context, openreg_event event, openreg_stream stream))   \
-  /* SUCCESS if the latest record completed (or there was none), else       \
-   * NOT_READY. (v2.0) */                                                    \
-  X(0, openreg_status, event_query,                                          \
-    (openreg_context context, openreg_event event))                          \
-  /* Blocks until the latest record completes. (v2.0) */                     \
-  X(0, openreg_status, event_synchronize,                                    \
-    (openreg_context context, openreg_event event))                          \
-  /* Milliseconds from the completion of `start`'s latest record to that of  \
-   * `end`'s; negative if `end` completed first. The events may belong to    \
-   * different devices. NOT_READY if either has not completed;               \
-   * INVALID_ARGUMENT if either was created without                          \
-   * OPENREG_EVENT_ENABLE_TIMING or never recorded. (v2.0) */                \
-  X(0, openreg_status, event_elapsed_time,                                   \
-    (openreg_context context, openreg_event start, openreg_event end,        \
-     float* milliseconds))                                                   \
-  /* --- Execution -------------------------------------------------------- */\
-  /* Runs fn(user_data) in stream order: after all earlier work on `stream`, \
-   * before all later work. This is how all compute reaches a device.        \
-   * (v2.0) */                                                               \
-  X(0, openreg_status, launch_host_func,                                     \
-    (openreg_context context, openreg_stream stream, openreg_host_fn fn,     \
-     void* user_data))                                                       \
-  /* Blocks until all work on every stream of `device` finished. (v2.0) */   \
-  X(0, openreg_status, device_synchronize,                                   \
-    (openreg_context context, int32_t device))
+#define OPENREG_DRIVER_FUNCTIONS(X)                                            \
+  /* --- Lifecycle -------------------------------------------------------- */ \
+  /* A new context configured by `config` (NULL means defaults). Any number    \
+   * may exist at once; a driver that cannot open another (its hardware is     \
+   * taken) returns NOT_SUPPORTED. INVALID_ARGUMENT for a bad config, with a   \
+   * message naming the field or option. (v2.0) */                             \
+  X(0, openreg_status, context_create,                                         \
+    (const openreg_driver_config* config, openreg_context* context))           \
+  /* Releases everything the context owns. Work still queued is dropped        \
+   * without running; must not hang. The context is invalid afterwards.        \
+   * (v2.0) */                                                                 \
+  X(0, openreg_status, context_destroy, (openreg_context context))             \
+  /* The message of the most recent failed call on the calling thread, or      \
+   * "" if none. `context` is the context that call used, or NULL after a      \
+   * failed context_create (a driver may keep messages per context). Valid     \
+   * until the next call on the same thread. Never fails. (v2.0) */            \
+  X(0, const char*, last_error_message, (openreg_context context))             \
+  /* --- Devices ---------------------------------------------------------- */ \
+  X(0, openreg_status, get_device_count,                                       \
+    (openreg_context context, int32_t * count))                                \
+  /* Fills `props`; the caller sets props->struct_size first, and the driver   \
+   * writes only the fields that size covers. (v2.0) */                        \
+  X(0, openreg_status, get_device_properties,                                  \
+    (openreg_context context, int32_t device,                                  \
+     openreg_device_properties * props))                                       \
+  /* --- Memory ----------------------------------------------------------- */ \
+  /* Device memory, aligned to at least 256 bytes. size 0 gives NULL and       \
+   * success. OUT_OF_MEMORY past the device capacity. (v2.0) */                \
+  X(0, openreg_status, device_malloc,                                          \
+    (openreg_context context, int32_t device, size_t size, void** ptr))        \
+  /* Frees memory from device_malloc on `device`. NULL is a no-op. The         \
+   * caller guarantees no queued work still uses it. (v2.0) */                 \
+  X(0, openreg_status, device_free,                                            \
+    (openreg_context context, int32_t device, void* ptr))                      \
+  /* Pinned (page-locked) host memory, usable by asynchronous copies of this   \
+   * context. (v2.0) */                                                        \
+  X(0, openreg_status, host_malloc,                                            \
+    (openreg_context context, size_t size, void** ptr))                        \
+  X(0, openreg_status, host_free, (openreg_context context, void* ptr))        \
+  /* Describes any pointer; a pointer this context did not allocate is         \
+   * MEMORY_TYPE_UNREGISTERED and success. The caller sets                     \
+   * attributes->struct_size first. (v2.0) */                                  \
+  X(0, openreg_status, pointer_get_attributes,                                 \
+    (openreg_context context, const void* ptr,                                 \
+     openreg_pointer_attributes* attributes))                                  \
+  /* Bytes free and total on `device`. (v2.0) */                               \
+  X(0, openreg_status, mem_get_info,                                           \
+    (openreg_context context, int32_t device, uint64_t * free_bytes,           \
+     uint64_t * total_bytes))                                                  \
+  /* --- Copies (asynchronous, in stream order) --------------------------- */ \
+  /* Copy `size` bytes. `kind` is OPENREG_MEMCPY_*. Device pointers may        \
+   * belong to any device of the context; the copy is ordered only with        \
+   * `stream`. Host memory that is not pinned (not from host_malloc) is        \
+   * handled synchronously: a pageable source is read before the call          \
+   * returns (the caller may free it at once), and a copy into pageable        \
+   * memory returns only once all earlier work on `stream` and the copy        \
+   * itself are done, as on CUDA. (v2.0) */                                    \
+  X(0, openreg_status, memcpy_async,                                           \
+    (openreg_context context, void* dst, const void* src, size_t size,         \
+     int32_t kind, openreg_stream stream))                                     \
+  /* Set `size` bytes of device memory at `ptr` to the low byte of `value`,    \
+   * as memset does. (v2.0) */                                                 \
+  X(0, openreg_status, memset_async,                                           \
+    (openreg_context context, void* ptr, int32_t value, size_t size,           \
+     openreg_stream stream))                                                   \
+  /* --- Streams ---------------------------------------------------------- */ \
+  /* A new stream on `device` with `priority` in the device's range; a         \
+   * priority outside it is INVALID_ARGUMENT. (v2.0) */                        \
+  X(0, openreg_status, stream_create,                                          \
+    (openreg_context context, int32_t device, int32_t priority,                \
+     openreg_stream * stream))                                                 \
+  /* Destroys a stream once its queued work completes; does not block.         \
+   * (v2.0) */                                                                 \
+  X(0, openreg_status, stream_destroy,                                         \
+    (openreg_context context, openreg_stream stream))                          \
+  /* SUCCESS when every item enqueued so far has finished running, NOT_READY   \
+   * while any is queued or running, or the stream's sticky failure. (v2.0)    \
+   */                                                                          \
+  X(0, openreg_status, stream_query,                                           \
+    (openreg_context context, openreg_stream stream))                          \
+  /* Blocks until every item enqueued so far has finished. (v2.0) */           \
+  X(0, openreg_status, stream_synchronize,                                     \
+    (openreg_context context, openreg_stream stream))                          \
+  /* Later work on `stream` waits for the record of `event` that was most      \
+   * recent when this call was made. An unrecorded event is a no-op. The       \
+   * stream and the event may be on different devices. (v2.0) */               \
+  X(0, openreg_status, stream_wait_event,                                      \
+    (openreg_context context, openreg_stream stream, openreg_event event))     \
+  /* The priority of `stream`: the value stream_create gave it, in the         \
+   * device's range (lower is higher priority), as cudaStreamGetPriority.      \
+   * Any thread, also a host function running on `stream`. (v2.0; optional     \
+   * as stream_get_priority in 1.1) */                                         \
+  X(0, openreg_status, stream_get_priority,                                    \
+    (openreg_context context, openreg_stream stream, int32_t * priority))      \
+  /* --- Events ----------------------------------------------------------- */ \
+  /* A new event on `device` with OPENREG_EVENT_* flags; unknown flags are     \
+   * INVALID_ARGUMENT. (v2.0) */                                               \
+  X(0, openreg_status, event_create,                                           \
+    (openreg_context context, int32_t device, uint32_t flags,                  \
+     openreg_event * event))                                                   \
+  X(0, openreg_status, event_destroy,                                          \
+    (openreg_context context, openreg_event event))                            \
+  /* Enqueues a marker on `stream`; the event completes when it runs. The      \
+   * stream must be on the event's device. (v2.0) */                           \
+  X(0, openreg_status, event_record,                                           \
+    (openreg_context context, openreg_event event, openreg_stream stream))     \
+  /* SUCCESS if the latest record completed (or there was none), else          \
+   * NOT_READY. (v2.0) */                                                      \
+  X(0, openreg_status, event_query,                                            \
+    (openreg_context context, openreg_event event))                            \
+  /* Blocks until the latest record completes. (v2.0) */                       \
+  X(0, openreg_status, event_synchronize,                                      \
+    (openreg_context context, openreg_event event))                            \
+  /* Milliseconds from the completion of `start`'s latest record to that of    \
+   * `end`'s; negative if `end` completed first. The events may belong to      \
+   * different devices. NOT_READY if either has not completed;                 \
+   * INVALID_ARGUMENT if either was created without                            \
+   * OPENREG_EVENT_ENABLE_TIMING or never recorded. (v2.0) */                  \
+  X(0, openreg_status, event_elapsed_time,                                     \
+    (openreg_context context, openreg_event start, openreg_event end,          \
+     float* milliseconds))                                                     \
+  /* --- Execution -------------------------------------------------------- */ \
+  /* Runs fn(user_data) in stream order: after all earlier work on `stream`,   \
+   * before all later work. This is how all compute reaches a device.          \
+   * (v2.0) */                                                                 \
+  X(0, openreg_status, launch_host_func,                                       \
+    (openreg_context context, openreg_stream stream, openreg_host_fn fn,       \
+     void* user_data))                                                         \
+  /* Blocks until all work on every stream of `device` finished. (v2.0) */     \
+  X(0, openreg_status, device_synchronize,                                     \
+    (openreg_context context, int32_t device))                                 \
+  /* --- Memory views (v2.1, optional) ----------------------------------- */  \
+  /* The execution offset of `device`: the constant that, added to any         \
+   * address inside a device allocation of `device`, gives the address at      \
+   * which code running on the driver's threads (host functions) reads and     \
+   * writes those bytes. The address device_malloc returned is the device      \
+   * view: the host cannot dereference it (it faults, as on hardware), so      \
+   * device-generic host code that does is caught. The offset never changes    \
+   * for the life of the context. Translating is the driver's job inside its   \
+   * own functions (copies, memsets take device-view pointers) and the         \
+   * caller's job whenever it hands device memory to code it runs on the       \
+   * driver's threads. 0 means device memory is host-accessible at its         \
+   * device address; a driver without this function is treated as              \
+   * reporting 0. (v2.1) */                                                    \
+  X(1, openreg_status, device_execution_offset,                                \
+    (openreg_context context, int32_t device, intptr_t * offset))
 
 /* ------------------------------------------------------------------------ */
 /* The function table.                                                       */
@@ -392,6 +407,8 @@ typedef struct openreg_driver_api {
 /* The table's size in each minor version of major 2: its last field then. */
 #define OPENREG_DRIVER_API_STRUCT_SIZE_V2_0 \
   OPENREG_STRUCT_SIZE(openreg_driver_api, device_synchronize)
+#define OPENREG_DRIVER_API_STRUCT_SIZE_V2_1 \
+  OPENREG_STRUCT_SIZE(openreg_driver_api, device_execution_offset)
 
 /* ------------------------------------------------------------------------ */
 /* Compile-time check of the size constants.                                 */
@@ -426,7 +443,7 @@ OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_device_properties,
 OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_pointer_attributes,
                                  OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0);
 OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_driver_api,
-                                 OPENREG_DRIVER_API_STRUCT_SIZE_V2_0);
+                                 OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
 OPENREG_STATIC_ASSERT(
     offsetof(openreg_driver_api, driver_version) ==
             offsetof(openreg_driver_api_prefix, driver_version) &&

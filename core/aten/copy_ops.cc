@@ -127,7 +127,8 @@ void CopyOnDestinationStream(const at::Tensor& src, const at::Tensor& dst) {
     KeepAliveUntilDone(device, {src, dst});
     return;
   }
-  auto aliases = std::make_shared<CpuAliases>();
+  auto aliases = std::make_shared<CpuAliases>(
+      RuntimeForDevice(device).execution_offsets());
   at::Tensor dst_alias = aliases->Alias(dst);
   at::Tensor src_alias = aliases->Alias(src);
   EnqueueOnCurrentStream(device, "aten::copy_",

@@ -66,7 +66,7 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
     // must grow its output can, and the caller notices the new memory.
     storages_.push_back(StorageAlias{
         storage, c10::Storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
-                              c10::DataPtr(const_cast<void*>(storage.data()),
+                              c10::DataPtr(ExecutionAddress(storage),
                                            c10::Device(c10::DeviceType::CPU)),
                               c10::GetCPUAllocator(), /*resizable=*/true)});
     IndexEntries(storages_, storage_index_, kLinearSearchLimit,

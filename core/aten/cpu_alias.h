@@ -2,10 +2,13 @@
 //
 // A simulated device's memory is host memory, so an ATen CPU kernel can run on
 // it directly: wrap the storage as a non-owning CPU storage and give the CPU
-// tensor the same sizes, strides and offset. No data is copied. Such aliases
-// may only be touched inside a function launched on the device's stream
-// (core/torch_runtime/stream_work.h), where the driver guarantees earlier work
-// is done.
+// tensor the same sizes, strides and offset. No data is copied. The CPU
+// storage points at the memory's execution view (device address + the
+// device's execution offset, docs/memory.md): the device address itself
+// faults on the host. Such aliases may only be touched inside a function
+// launched on the device's stream (core/torch_runtime/stream_work.h), where
+// the driver guarantees earlier work is done and the execution view is
+// where its threads reach the memory.
 //
 // Every op makes one CpuAliases, and most ops have one to three tensor
 // arguments: the tables are inline arrays searched linearly, with no heap
@@ -19,14 +22,32 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 
 namespace openreg {
 
 class CpuAliases {
  public:
+  // Aliases of openreg tensors, whose devices' execution offsets are
+  // `execution_offsets` (Runtime::execution_offsets(), by device index; the
+  // runtime lives for the rest of the process).
+  explicit CpuAliases(absl::Span<const intptr_t> execution_offsets)
+      : execution_offsets_(execution_offsets) {}
+
+  // Where aliases see the first byte of `storage`, an openreg storage: its
+  // device address plus its device's offset (NULL stays NULL: an empty
+  // storage has no memory to translate).
+  void* ExecutionAddress(const c10::Storage& storage) const {
+    const void* device_address = storage.data();
+    if (device_address == nullptr) return nullptr;
+    return const_cast<char*>(static_cast<const char*>(device_address)) +
+           execution_offsets_[storage.device().index()];
+  }
+
   // A CPU tensor over the same memory as `tensor`, with its conjugate and
   // negative bits; the same alias every time for the same tensor. Tensors
   // sharing an openreg storage get CPU tensors sharing one CPU storage, so
@@ -65,6 +86,7 @@ class CpuAliases {
   // The entry of `storages_` whose original is `impl`, or -1.
   ptrdiff_t FindStorage(const c10::StorageImpl* impl) const;
 
+  absl::Span<const intptr_t> execution_offsets_;
   absl::InlinedVector<StorageAlias, 4> storages_;
   absl::InlinedVector<TensorAlias, 4> tensors_;
   // Original impl -> index, filled only past kLinearSearchLimit entries.

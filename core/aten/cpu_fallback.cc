@@ -117,11 +117,12 @@ struct Placement {
   }
 };
 
-void RunKernel(KernelLaunch& launch, c10::DeviceIndex device) {
+void RunKernel(KernelLaunch& launch, c10::DeviceIndex device,
+               intptr_t execution_offset) {
   absl::InlinedVector<Placement, 2> placements;
   for (const at::Tensor& alias : launch.written) placements.emplace_back(alias);
   {
-    const ScopedKernelMemoryOnDevice kernel_memory(device);
+    const ScopedKernelMemoryOnDevice kernel_memory(device, execution_offset);
     launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
   }
   // Some out= kernels give their output another layout (max_unpool2d
@@ -232,7 +233,7 @@ class FallbackCall {
     if (!device_.has_value()) {
       device_ = static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
     }
-    CheckDeviceIndex(*device_);
+    runtime_ = &RuntimeForDevice(*device_);
     for (size_t argument : facts_.generator_arguments) {
       c10::IValue& value = stack_[first + argument];
       const at::Generator generator =
@@ -296,17 +297,24 @@ class FallbackCall {
     return value;
   }
 
+  CpuAliases NewAliases() const {
+    return CpuAliases(runtime_->execution_offsets());
+  }
+
   std::unique_ptr<KernelLaunch> NewLaunch(const c10::OperatorHandle& op) {
     return std::make_unique<KernelLaunch>(
-        KernelLaunch{op, &facts_.schema_name, {}, {}, {}, {}});
+        KernelLaunch{op, &facts_.schema_name, {}, NewAliases(), {}, {}});
   }
 
   void Enqueue(std::unique_ptr<KernelLaunch> launch) {
     const c10::DeviceIndex device = *device_;
+    const intptr_t execution_offset = runtime_->execution_offset(device);
     launch->aliases.ForgetOriginalTensors();
     EnqueueOnCurrentStream(
         device, facts_.schema_name,
-        [launch = std::move(launch), device]() { RunKernel(*launch, device); });
+        [launch = std::move(launch), device, execution_offset]() {
+          RunKernel(*launch, device, execution_offset);
+        });
   }
 
   // Whether some out= argument may need resizing. One that is also an input
@@ -402,7 +410,7 @@ class FallbackCall {
   void RunAndWait() {
     const size_t count = facts_.argument_count;
     const auto arguments = torch::jit::last(stack_, count);
-    KernelLaunch launch{op_, &facts_.schema_name, {}, {}, {}, {}};
+    KernelLaunch launch{op_, &facts_.schema_name, {}, NewAliases(), {}, {}};
     std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (openreg, alias)
     launch.stack = ToCpuStack(arguments, launch);
     for (size_t i = 0; i < count; ++i) {
@@ -413,11 +421,12 @@ class FallbackCall {
       }
     }
     const c10::DeviceIndex device = *device_;
+    const intptr_t execution_offset = runtime_->execution_offset(device);
     RunOnCurrentStreamAndWait(device, facts_.schema_name, [&] {
-      const ScopedKernelMemoryOnDevice kernel_memory(device);
+      const ScopedKernelMemoryOnDevice kernel_memory(device, execution_offset);
       launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
     });
-    SyncWrittenArguments(written);
+    SyncWrittenArguments(written, launch.aliases);
     torch::jit::drop(stack_, count);
     for (const c10::IValue& result : launch.stack) {
       stack_.push_back(FromCpu(result, launch.aliases));
@@ -427,9 +436,11 @@ class FallbackCall {
   // Brings arguments the kernel wrote (and maybe grew) back into their
   // openreg tensors.
   void SyncWrittenArguments(
-      const std::vector<std::pair<at::Tensor, at::Tensor>>& written) {
+      const std::vector<std::pair<at::Tensor, at::Tensor>>& written,
+      const CpuAliases& aliases) {
     for (const auto& [original, alias] : written) {
-      if (alias.storage().data() != original.storage().data()) {
+      if (alias.storage().data() !=
+          aliases.ExecutionAddress(original.storage())) {
         std::optional<at::Tensor> adopted = Adopt(alias);
         const at::Tensor moved =
             adopted.has_value() ? *adopted : NewDeviceTensorFrom(alias, *device_);
@@ -471,7 +482,8 @@ class FallbackCall {
       return *original;
     }
     if (const c10::Storage* storage = aliases.OriginalStorageOf(result);
-        storage != nullptr && result.storage().data() == storage->data()) {
+        storage != nullptr &&
+        result.storage().data() == aliases.ExecutionAddress(*storage)) {
       // A view of an argument: the same geometry over the openreg storage.
       // Not TensorImpl::VIEW, which takes the key set as given: without the
       // autograd keys the view would be an inference tensor.
@@ -501,6 +513,8 @@ class FallbackCall {
   const OpFacts& facts_;
   torch::jit::Stack& stack_;
   std::optional<c10::DeviceIndex> device_;
+  // The runtime, once Prepare checked the device.
+  const Runtime* runtime_ = nullptr;
   // Kernel-allocated CPU storages already adopted, so results sharing one
   // storage keep sharing it.
   absl::flat_hash_map<const c10::StorageImpl*, c10::Storage> adopted_;

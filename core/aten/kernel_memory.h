@@ -9,6 +9,10 @@
 // everywhere else it forwards to PyTorch's default CPU allocator. The fallback
 // then adopts a kernel's fresh results as openreg tensors without copying.
 //
+// The kernel runs on the driver's thread, so it gets the execution address of
+// the device memory (device address + the device's execution offset,
+// docs/memory.md); AdoptKernelStorage maps it back to the device address.
+//
 // c10::Allocator requires one deleter for everything an allocator returns, so
 // RoutedFree serves both kinds. Device allocations made inside kernels are
 // kept in a registry until they are freed or adopted; while the registry is
@@ -22,6 +26,8 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/Storage.h>
+
+#include <cstdint>
 
 namespace openreg {
 
@@ -38,10 +44,13 @@ class KernelMemoryRouter final : public c10::Allocator {
   static KernelMemoryRouter& Get();
 };
 
-// While alive, CPU allocations on this thread come from `device`'s memory.
+// While alive, CPU allocations on this thread come from `device`'s memory,
+// handed out at their execution address (`execution_offset` is the device's,
+// Runtime::execution_offset).
 class ScopedKernelMemoryOnDevice {
  public:
-  explicit ScopedKernelMemoryOnDevice(c10::DeviceIndex device);
+  ScopedKernelMemoryOnDevice(c10::DeviceIndex device,
+                             intptr_t execution_offset);
   ~ScopedKernelMemoryOnDevice();
   ScopedKernelMemoryOnDevice(const ScopedKernelMemoryOnDevice&) = delete;
   ScopedKernelMemoryOnDevice& operator=(const ScopedKernelMemoryOnDevice&) =
@@ -49,11 +58,13 @@ class ScopedKernelMemoryOnDevice {
 
  private:
   c10::DeviceIndex previous_;
+  intptr_t previous_offset_;
 };
 
 // If `cpu_storage` is device memory a kernel allocated for `device`, turns it
-// into an openreg storage over the same memory (the CPU storage is left
-// empty) and returns true; otherwise returns false and leaves it alone.
+// into an openreg storage over the same memory, at its device address (the
+// CPU storage is left empty), and returns true; otherwise returns false and
+// leaves it alone.
 bool AdoptKernelStorage(c10::Storage& cpu_storage, c10::DeviceIndex device,
                         c10::Storage* adopted);
 

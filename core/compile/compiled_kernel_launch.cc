@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
 
 namespace openreg {
@@ -60,6 +61,9 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
   CompiledKernelWork work{entry, {}, {}, {}};
   work.arguments.resize(values.size());
   std::optional<c10::DeviceIndex> device;
+  // The kernel runs on the driver's thread and gets execution addresses
+  // (docs/memory.md, "Device memory the host cannot touch").
+  intptr_t execution_offset = 0;
   for (size_t i = 0; i < values.size(); ++i) {
     const CompiledKernelValue& value = values[i];
     OpenRegKernelArgument& slot = work.arguments[i];
@@ -92,6 +96,9 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
             "device; argument ", i, " is on openreg:",
             tensor->device().index(), ", earlier ones on openreg:", *device));
       }
+      if (!device.has_value()) {
+        execution_offset = ExecutionOffsetOf(tensor->device().index());
+      }
       device = tensor->device().index();
       // Pointer arithmetic only: device memory is not touched here. A
       // pointer the kernel only reads takes the const path, which leaves a
@@ -99,9 +106,12 @@ absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
       if (tensor->numel() == 0) {
         slot.pointer = nullptr;
       } else if (kind == 'P') {
-        slot.pointer = const_cast<void*>(tensor->const_data_ptr());
+        slot.pointer =
+            static_cast<char*>(const_cast<void*>(tensor->const_data_ptr())) +
+            execution_offset;
       } else {
-        slot.pointer = tensor->mutable_data_ptr();
+        slot.pointer =
+            static_cast<char*>(tensor->mutable_data_ptr()) + execution_offset;
       }
       work.storages.push_back(tensor->storage());
     } else if (kind == 'I') {

@@ -13,6 +13,7 @@
 #include "core/distributed/cross_rank_check.h"
 #include "core/distributed/tensor_checks.h"
 #include "core/torch_runtime/guard_impl.h"
+#include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
@@ -287,12 +288,16 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
   }
   // Everything the lambda captures is released on a user thread once it has
   // run (Note [Asynchronous execution]).
+  // Gloo reads and writes the tensors in place, on the driver's thread:
+  // through aliases of their execution view.
+  const std::vector<intptr_t>& execution_offsets =
+      RuntimeForDevice(device).execution_offsets();
   EnqueueWork(
       device, DriverStreamOf(stream), name,
       [this_group = c10::intrusive_ptr<ProcessGroupOpenReg>::reclaim_copy(this),
        ticket = order_->Take(), batch = std::move(batch), outcome, timeout,
-       name]() mutable {
-        CpuAliases aliases;
+       name, &execution_offsets]() mutable {
+        CpuAliases aliases(execution_offsets);
         ticket.AwaitTurn();
         std::optional<std::string> failure;
         std::vector<WorkPtr> gloo_works;

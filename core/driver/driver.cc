@@ -262,6 +262,23 @@ absl::StatusOr<int32_t> Driver::StreamGetPriority(
   return priority;
 }
 
+absl::StatusOr<intptr_t> Driver::DeviceExecutionOffset(int32_t device) const {
+  // Optional (2.1): a table too old for it, or without it, means device
+  // memory is host-accessible where it is, which is offset 0.
+  if (api_.struct_size < OPENREG_DRIVER_API_STRUCT_SIZE_V2_1 ||
+      api_.device_execution_offset == nullptr) {
+    return 0;
+  }
+  intptr_t offset = 0;
+  if (absl::Status s =
+          Check(api_.device_execution_offset(context_, device, &offset),
+                "device_execution_offset");
+      !s.ok()) {
+    return s;
+  }
+  return offset;
+}
+
 absl::StatusOr<DriverEvent> Driver::CreateEvent(int32_t device,
                                                 EventFlags flags) const {
   openreg_event event = nullptr;

@@ -186,6 +186,12 @@ class Driver {
   // entry is NULL), which cannot report it.
   absl::StatusOr<int32_t> StreamGetPriority(openreg_stream stream) const;
 
+  // What to add to an address inside a device allocation of `device` for
+  // code running on the driver's threads to reach its bytes (the ABI's
+  // device_execution_offset); 0, memory host-accessible where it is, for a
+  // driver without that optional 2.1 function. Constant per device.
+  absl::StatusOr<intptr_t> DeviceExecutionOffset(int32_t device) const;
+
   absl::StatusOr<DriverEvent> CreateEvent(
       int32_t device, EventFlags flags = EventFlags::kDefault) const;
   // Takes ownership of `event` (from DriverEvent::release) again.

@@ -217,6 +217,34 @@ struct V1Calls {
       }
       return FromDriver(adapter->driver_.stream_get_priority(stream, priority));
     }
+
+    // ABI 1.x has no separate execution view: its device memory is
+    // host-accessible at its device address, which is offset 0.
+    static openreg_status device_execution_offset(openreg_context context,
+                                                  int32_t device,
+                                                  intptr_t* offset) {
+      const V1Adapter* adapter = AdapterOf(context);
+      if (adapter == nullptr) return OPENREG_ERROR_INVALID_ARGUMENT;
+      if (offset == nullptr) {
+        return Fail(adapter, OPENREG_ERROR_INVALID_ARGUMENT,
+                    "device_execution_offset: 'offset' is NULL; pass the "
+                    "address of a variable to receive the offset");
+      }
+      int32_t count = 0;
+      if (const openreg_status status =
+              FromDriver(adapter->driver_.get_device_count(&count));
+          status != OPENREG_SUCCESS) {
+        return status;
+      }
+      if (device < 0 || device >= count) {
+        return Fail(adapter, OPENREG_ERROR_INVALID_DEVICE,
+                    absl::StrCat("device_execution_offset: device ", device,
+                                 " does not exist; valid devices are 0 to ",
+                                 count - 1));
+      }
+      *offset = 0;
+      return OPENREG_SUCCESS;
+    }
   };
 };
 

@@ -573,6 +573,32 @@ struct ValidationCalls {
         layer.driver_.device_synchronize(layer.driver_context_, device));
   }
 
+  // A wrapped driver without the 2.1 function has offset 0 (its device
+  // memory is host-accessible); one that has it must report each device's
+  // offset the same every time.
+  static openreg_status device_execution_offset(openreg_context context,
+                                                int32_t device,
+                                                intptr_t* offset) {
+    OPENREG_FIND_LAYER(context, "device_execution_offset");
+    OPENREG_VALIDATE(layer.tracker_.CheckDevice(device),
+                     "device_execution_offset(device=%d, offset=%p)", device,
+                     offset);
+    OPENREG_VALIDATE(offset ? absl::OkStatus() : NullArgument("offset"),
+                     "device_execution_offset(device=%d, offset=NULL)", device);
+    const openreg_driver_api& driver = layer.driver_;
+    if (driver.struct_size < OPENREG_DRIVER_API_STRUCT_SIZE_V2_1 ||
+        driver.device_execution_offset == nullptr) {
+      *offset = 0;
+      return OPENREG_SUCCESS;
+    }
+    const openreg_status status =
+        driver.device_execution_offset(layer.driver_context_, device, offset);
+    if (status != OPENREG_SUCCESS) return layer.Forward(status);
+    OPENREG_VALIDATE(layer.tracker_.RecordExecutionOffset(device, *offset),
+                     "device_execution_offset(device=%d)", device);
+    return OPENREG_SUCCESS;
+  }
+
 #undef OPENREG_FIND_LAYER
 #undef OPENREG_VALIDATE
 };

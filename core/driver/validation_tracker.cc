@@ -27,7 +27,8 @@ ValidationTracker::ValidationTracker(int32_t device_count)
       streams_(kGraveyardCapacity),
       events_(kGraveyardCapacity),
       device_allocations_(kGraveyardCapacity),
-      host_allocations_(kGraveyardCapacity) {}
+      host_allocations_(kGraveyardCapacity),
+      execution_offsets_(device_count > 0 ? device_count : 0) {}
 
 void ValidationTracker::DestroyAll() {
   absl::MutexLock lock(&mu_);
@@ -252,6 +253,10 @@ absl::Status ValidationTracker::CheckDeviceRange(
         "use a copy kind whose side for '%s' is HOST",
         argument, ptr, argument));
   }
+  if (absl::Status alias = NotAnExecutionAliasLocked(ptr, argument);
+      !alias.ok()) {
+    return alias;
+  }
   std::optional<Allocations::Entry> freed =
       device_allocations_.DestroyedAtOrBelow(Address(ptr));
   if (freed.has_value() &&
@@ -272,7 +277,11 @@ absl::Status ValidationTracker::CheckHostRange(
     const void* ptr, size_t size, absl::string_view argument) const {
   absl::ReaderMutexLock lock(&mu_);
   std::optional<Allocations::Entry> live = ContainingLocked(ptr);
-  if (!live.has_value()) return absl::OkStatus();  // pageable host memory
+  if (!live.has_value()) {
+    // Pageable host memory, unless it is device memory seen through its
+    // execution view.
+    return NotAnExecutionAliasLocked(ptr, argument);
+  }
   if (live->info->device >= 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "'%s' %p is %s, but host memory is expected here; use a copy kind "
@@ -286,6 +295,41 @@ absl::Status ValidationTracker::CheckHostRange(
       "allocation (%d bytes at %#x)",
       argument, size, ptr, size - (live->info->size - offset),
       live->info->size, live->key));
+}
+
+absl::Status ValidationTracker::RecordExecutionOffset(int32_t device,
+                                                      intptr_t offset) {
+  absl::MutexLock lock(&mu_);
+  std::optional<intptr_t>& known = execution_offsets_[device];
+  if (!known.has_value()) {
+    known = offset;
+    return absl::OkStatus();
+  }
+  if (*known == offset) return absl::OkStatus();
+  return absl::InternalError(absl::StrFormat(
+      "the driver reported execution offset %#x for device %d, but %#x "
+      "before; the ABI requires a device's offset to stay constant for the "
+      "life of the context, because the core caches it: fix the driver",
+      offset, device, *known));
+}
+
+absl::Status ValidationTracker::NotAnExecutionAliasLocked(
+    const void* ptr, absl::string_view argument) const {
+  for (size_t device = 0; device < execution_offsets_.size(); ++device) {
+    const std::optional<intptr_t>& offset = execution_offsets_[device];
+    if (!offset.has_value() || *offset == 0) continue;
+    const void* device_address =
+        reinterpret_cast<const void*>(Address(ptr) - *offset);
+    std::optional<Allocations::Entry> live = ContainingLocked(device_address);
+    if (live.has_value() && live->info->device == static_cast<int>(device)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "'%s' %p is the execution view of device memory (the allocation at "
+          "%#x on device %d, execution offset %#x); driver functions take the "
+          "device address: pass %p",
+          argument, ptr, live->key, device, *offset, device_address));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace openreg

@@ -21,14 +21,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "driver_abi/openreg_driver.h"
 #include "core/driver/tracked_objects.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg {
 
@@ -95,6 +96,13 @@ class ValidationTracker {
   absl::Status CheckHostRange(const void* ptr, size_t size,
                               absl::string_view argument) const;
 
+  // device_execution_offset reported `offset` for `device` (a valid index):
+  // OK the first time and whenever it repeats the first report; otherwise an
+  // error, as the ABI requires the offset to stay constant. Known offsets
+  // also let the range checks recognize an execution alias passed where the
+  // device address belongs.
+  absl::Status RecordExecutionOffset(int32_t device, intptr_t offset);
+
  private:
   using Allocations = TrackedObjects<uintptr_t, Allocation>;
 
@@ -105,6 +113,11 @@ class ValidationTracker {
   // The live allocation of either kind containing `ptr`, if any.
   std::optional<Allocations::Entry> ContainingLocked(const void* ptr) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // If `ptr` is the execution alias (device address + a reported non-zero
+  // offset) of a live device allocation, an error saying so; else OK.
+  absl::Status NotAnExecutionAliasLocked(const void* ptr,
+                                         absl::string_view argument) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   const int32_t device_count_;
@@ -112,6 +125,8 @@ class ValidationTracker {
   TrackedObjects<openreg_event, EventState> events_ ABSL_GUARDED_BY(mu_);
   Allocations device_allocations_ ABSL_GUARDED_BY(mu_);
   Allocations host_allocations_ ABSL_GUARDED_BY(mu_);
+  // Per device: the offset device_execution_offset first reported, if any.
+  std::vector<std::optional<intptr_t>> execution_offsets_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace openreg

@@ -95,7 +95,16 @@ absl::StatusOr<Runtime*> Runtime::Create() {
         "openreg driver '", (*driver)->name(), "' reports ", *count,
         " devices; expected 1 to ", kMaxDeviceCount, "."));
   }
-  Runtime* runtime = new Runtime(*std::move(config), *std::move(driver), *count);
+  // Asked once: the ABI keeps a device's offset constant, and every kernel
+  // launch reads it (docs/memory.md, "Device memory the host cannot touch").
+  std::vector<intptr_t> execution_offsets(*count);
+  for (int32_t device = 0; device < *count; ++device) {
+    absl::StatusOr<intptr_t> offset = (*driver)->DeviceExecutionOffset(device);
+    if (!offset.ok()) return offset.status();
+    execution_offsets[device] = *offset;
+  }
+  Runtime* runtime = new Runtime(*std::move(config), *std::move(driver), *count,
+                                 std::move(execution_offsets));
   initialized.store(true);
   // Registered only once the driver runs: a child forked before that may
   // start its own runtime.
@@ -104,10 +113,11 @@ absl::StatusOr<Runtime*> Runtime::Create() {
 }
 
 Runtime::Runtime(RuntimeConfig config, std::unique_ptr<Driver> driver,
-                 int32_t device_count)
+                 int32_t device_count, std::vector<intptr_t> execution_offsets)
     : config_(std::move(config)),
       driver_(std::move(driver)),
       device_count_(device_count),
+      execution_offsets_(std::move(execution_offsets)),
       streams_(*driver_, device_count),
       device_memory_(*driver_, device_count, config_.allocator),
       pinned_memory_(*driver_),

@@ -58,6 +58,17 @@ class Runtime {
   int32_t device_count() const { return device_count_; }
   StreamRegistry& streams() { return streams_; }
   CachingDeviceAllocator& device_memory() { return device_memory_; }
+  // What to add to a device address of `device` (a valid index) for code
+  // running on the driver's threads to reach its bytes: the driver's
+  // device_execution_offset, asked once at start-up (0 when device memory is
+  // host-accessible). Every host-side alias of device memory that such code
+  // uses is made at device address + this offset.
+  intptr_t execution_offset(int32_t device) const {
+    return execution_offsets_[device];
+  }
+  const std::vector<intptr_t>& execution_offsets() const {
+    return execution_offsets_;
+  }
   PinnedMemoryPool& pinned_memory() { return pinned_memory_; }
 
   // OK for an index in [0, device_count), else an error naming the valid
@@ -70,13 +81,14 @@ class Runtime {
 
  private:
   Runtime(RuntimeConfig config, std::unique_ptr<Driver> driver,
-          int32_t device_count);
+          int32_t device_count, std::vector<intptr_t> execution_offsets);
 
   static absl::StatusOr<Runtime*> Create();
 
   const RuntimeConfig config_;
   const std::unique_ptr<Driver> driver_;
   const int32_t device_count_;
+  const std::vector<intptr_t> execution_offsets_;  // by device
   StreamRegistry streams_;
   CachingDeviceAllocator device_memory_;
   PinnedMemoryPool pinned_memory_;

@@ -12,6 +12,11 @@ Runtime& RuntimeForDevice(int64_t device) {
   return runtime;
 }
 
+intptr_t ExecutionOffsetOf(int64_t device) {
+  return RuntimeForDevice(device).execution_offset(
+      static_cast<int32_t>(device));
+}
+
 void CheckDeviceIndex(int64_t device) { RuntimeForDevice(device); }
 
 }  // namespace openreg

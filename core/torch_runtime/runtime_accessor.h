@@ -19,6 +19,11 @@ Runtime& RuntimeOrThrow();
 // The runtime after checking that `device` is a valid index.
 Runtime& RuntimeForDevice(int64_t device);
 
+// The execution offset of `device` (Runtime::execution_offset) after
+// checking the index: what a host-side alias of its memory for code on the
+// driver's threads adds to the device address.
+intptr_t ExecutionOffsetOf(int64_t device);
+
 // Throws unless `device` is a valid index (starting the runtime to know the
 // device count), for callers that need nothing more from the runtime.
 void CheckDeviceIndex(int64_t device);

@@ -698,11 +698,15 @@ openreg_status device_synchronize(openreg_context context, int32_t device) {
   return CheckDevice(state, "device_synchronize", device);
 }
 
-// The table, filled by name from the ABI's function list: every entry is
-// the function of the same name above. The size and minor version name the
-// version this file implements, not the header's newest: a later header then
-// makes the new functions missing at compile time instead of claimed.
-#define MINIMAL_DRIVER_ENTRY(minor, return_type, name, params) .name = name,
+// The table, filled by name from the ABI's function list: every 2.0 entry
+// is the function of the same name above. The size and minor version name
+// the version this file implements, not the header's newest, and the
+// optional functions of later minor versions (e.g. 2.1's
+// device_execution_offset) stay NULL: their callers treat them as absent.
+#define MINIMAL_DRIVER_ENTRY(minor, return_type, name, params) \
+  MINIMAL_DRIVER_ENTRY_##minor(name)
+#define MINIMAL_DRIVER_ENTRY_0(name) .name = name,
+#define MINIMAL_DRIVER_ENTRY_1(name)
 constexpr openreg_driver_api kApi = {
     .struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V2_0,
     .abi_version_major = 2,
@@ -711,6 +715,8 @@ constexpr openreg_driver_api kApi = {
     .driver_version = "2.0.0",
     OPENREG_DRIVER_FUNCTIONS(MINIMAL_DRIVER_ENTRY)};
 #undef MINIMAL_DRIVER_ENTRY
+#undef MINIMAL_DRIVER_ENTRY_0
+#undef MINIMAL_DRIVER_ENTRY_1
 
 }  // namespace
 

@@ -21,6 +21,9 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   if (size == 0) return OPENREG_SUCCESS;
   SIM_RETURN_IF_ERROR(
       state->InjectFault(sim::FaultPoint::kMemcpyAsync, kFunction));
+  // The device sides are reached through their execution view.
+  if (sim::CopyWritesDevice(kind)) dst = state->ExecutionAddress(dst);
+  if (sim::CopyReadsDevice(kind)) src = state->ExecutionAddress(src);
   // memmove rather than memcpy: a device-to-device copy within one
   // allocation may overlap, and the simulator should not corrupt it.
   absl::MutexLock in_stream_order(info.execution.get());
@@ -40,6 +43,7 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
       sim::CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction));
   SIM_RETURN_IF_ERROR(
       state->InjectFault(sim::FaultPoint::kMemsetAsync, kFunction));
+  ptr = state->ExecutionAddress(ptr);
   // Like memset and cudaMemset, only the low byte of `value` is used.
   absl::MutexLock in_stream_order(info.execution.get());
   std::memset(ptr, static_cast<unsigned char>(value), size);

@@ -1,11 +1,12 @@
 // An owning, address-ordered set of aligned host memory blocks: the storage
-// behind both simulated device memory and pinned host memory.
+// behind pinned host memory (device memory has its own reserved address
+// space, device_memory.h).
 //
 // Ownership: the table owns every block it hands out until Erase() or its own
 // destruction, which frees whatever is left (this is how shutdown releases
 // memory the core never freed).
-// Thread-safety: none. Each owner (DeviceMemory, PinnedHostMemory) guards its
-// table with its own mutex.
+// Thread-safety: none. Its owner (PinnedHostMemory) guards it with its own
+// mutex.
 #ifndef OPENREG_PLUGINS_SIM_SUPPORT_ALLOCATION_TABLE_H_
 #define OPENREG_PLUGINS_SIM_SUPPORT_ALLOCATION_TABLE_H_
 

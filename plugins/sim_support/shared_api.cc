@@ -111,4 +111,15 @@ openreg_status mem_get_info(openreg_context context, int32_t device,
   return OPENREG_SUCCESS;
 }
 
+openreg_status device_execution_offset(openreg_context context, int32_t device,
+                                       intptr_t* offset) {
+  constexpr const char* kFunction = "device_execution_offset";
+  SimState* state = nullptr;
+  SIM_RETURN_IF_ERROR(FindState(context, kFunction, &state));
+  SIM_RETURN_IF_ERROR(state->CheckDevice(device, kFunction));
+  SIM_RETURN_IF_ERROR(RequireNonNull(offset, kFunction, "offset"));
+  *offset = state->device_memory(device).execution_offset();
+  return OPENREG_SUCCESS;
+}
+
 }  // namespace openreg::sim

@@ -1,5 +1,6 @@
 // The ABI functions that both simulated drivers implement identically:
-// device count and properties, and every memory function. Named by their ABI
+// device count and properties, and every memory function (with 2.1's
+// device_execution_offset). Named by their ABI
 // names, so a driver's api.h brings them into its namespace with
 // using-declarations and driver_table.h fills their table entries by name.
 // Each works on the SimState of the context it is passed (context_registry.h).
@@ -32,6 +33,9 @@ openreg_status pointer_get_attributes(openreg_context context, const void* ptr,
                                       openreg_pointer_attributes* attributes);
 openreg_status mem_get_info(openreg_context context, int32_t device,
                             uint64_t* free_bytes, uint64_t* total_bytes);
+// The device's DeviceMemory::execution_offset() (ABI 2.1).
+openreg_status device_execution_offset(openreg_context context, int32_t device,
+                                       intptr_t* offset);
 
 }  // namespace openreg::sim
 

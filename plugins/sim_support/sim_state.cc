@@ -29,8 +29,8 @@ SimState::SimState(const char* driver_name, int32_t device_count,
       faults_(MakeInjector(faults)) {
   device_memory_.reserve(device_count);
   for (int32_t device = 0; device < device_count; ++device) {
-    device_memory_.push_back(
-        std::make_unique<DeviceMemory>(device, device_memory_bytes));
+    device_memory_.push_back(std::make_unique<DeviceMemory>(
+        device, device_memory_bytes, kHostAccessibleDeviceMemory));
   }
 }
 
@@ -69,6 +69,16 @@ PointerInfo SimState::Classify(const void* ptr) const {
     return PointerInfo{OPENREG_MEMORY_TYPE_HOST, -1, *found};
   }
   return PointerInfo{};
+}
+
+void* SimState::ExecutionAddress(const void* ptr) const {
+  for (const std::unique_ptr<DeviceMemory>& memory : device_memory_) {
+    if (memory->InDeviceView(ptr)) {
+      return const_cast<char*>(static_cast<const char*>(ptr)) +
+             memory->execution_offset();
+    }
+  }
+  return const_cast<void*>(ptr);
 }
 
 }  // namespace openreg::sim

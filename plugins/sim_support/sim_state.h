@@ -36,6 +36,10 @@ struct StreamPriorityRange {
   int32_t greatest;
 };
 
+// Whether device memory is host-accessible at its device address (one view,
+// offset 0) instead of faulting on host access.
+inline constexpr bool kHostAccessibleDeviceMemory = false;
+
 class SimState {
  public:
   // `driver_name` (a string literal) names the devices. `faults` says which
@@ -88,6 +92,10 @@ class SimState {
   }
   // The injector, or NULL when no fault options were given.
   const FaultInjector* faults() const { return faults_.get(); }
+  // Where the driver's threads reach the bytes at device address `ptr`
+  // (Note [Device view and execution view] in device_memory.h); `ptr` must
+  // be inside a device allocation, as the copy checks make sure.
+  void* ExecutionAddress(const void* ptr) const;
 
  private:
   const char* const driver_name_;

@@ -118,6 +118,10 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   // An injected fault refuses the copy before anything is enqueued.
   SIM_RETURN_IF_ERROR(
       state->InjectFault(sim::FaultPoint::kMemcpyAsync, kFunction));
+  // The work reaches the device sides through their execution view; the
+  // host sides are tested below as they are.
+  if (sim::CopyWritesDevice(kind)) dst = state->ExecutionAddress(dst);
+  if (sim::CopyReadsDevice(kind)) src = state->ExecutionAddress(src);
   if (!sim::CopyWritesDevice(kind) && !IsPinned(*state, dst, size)) {
     return CopyAndWait(*target, dst, src, size, description);
   }
@@ -149,6 +153,7 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
       sim::CheckDeviceRange(*state, ptr, size, kFunction, "ptr", kFunction));
   SIM_RETURN_IF_ERROR(
       state->InjectFault(sim::FaultPoint::kMemsetAsync, kFunction));
+  ptr = state->ExecutionAddress(ptr);
   // Like memset and cudaMemset, only the low byte of `value` is used.
   const unsigned char byte = static_cast<unsigned char>(value);
   return target->Enqueue(WorkItem::Compute("memset_async",

@@ -81,7 +81,7 @@ TEST_P(CopyTest, PageableSourceMayBeReusedWhenTheCallReturns) {
   pageable_for_host.shrink_to_fit();
   gate.Open();
   ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
-  EXPECT_EQ(0, std::memcmp(device, expected.data(), kSize));
+  EXPECT_EQ(0, std::memcmp(ExecutionView(0, device), expected.data(), kSize));
   EXPECT_EQ(0, std::memcmp(pinned, expected.data(), kSize));
   EXPECT_EQ(api_->host_free(context_, pinned), OPENREG_SUCCESS);
   EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
@@ -194,9 +194,10 @@ TEST_P(CopyTest, MemsetWritesTheLowByteOfValue) {
   ASSERT_EQ(api_->memset_async(context_, device + 100, 0x1ab, 300, stream),
             OPENREG_SUCCESS);
   ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  const char* bytes = ExecutionView(1, device);
   for (size_t i = 0; i < 512; ++i) {
     const unsigned char expected = (i >= 100 && i < 400) ? 0xab : 0;
-    ASSERT_EQ(static_cast<unsigned char>(device[i]), expected) << "byte " << i;
+    ASSERT_EQ(static_cast<unsigned char>(bytes[i]), expected) << "byte " << i;
   }
 
   std::vector<unsigned char> host(64, 0x44);

@@ -207,6 +207,20 @@ void* InitializedDriverTest::DeviceAlloc(int32_t device, size_t size) {
   return ptr;
 }
 
+bool InitializedDriverTest::HasExecutionOffset() const {
+  return api_->struct_size >= OPENREG_DRIVER_API_STRUCT_SIZE_V2_1 &&
+         api_->device_execution_offset != nullptr;
+}
+
+intptr_t InitializedDriverTest::ExecutionOffset(int32_t device) {
+  if (!HasExecutionOffset()) return 0;
+  intptr_t offset = 0;
+  EXPECT_EQ(api_->device_execution_offset(context_, device, &offset),
+            OPENREG_SUCCESS)
+      << api_->last_error_message(context_);
+  return offset;
+}
+
 void* InitializedDriverTest::PinnedAlloc(size_t size) {
   void* ptr = nullptr;
   EXPECT_EQ(api_->host_malloc(context_, size, &ptr), OPENREG_SUCCESS)

@@ -126,6 +126,18 @@ class InitializedDriverTest : public LoadedDriverTest {
   uint64_t FreeBytes(int32_t device);
   openreg_device_properties Properties(int32_t device);
   openreg_pointer_attributes Attributes(const void* ptr);
+  // Whether the driver implements the optional device_execution_offset
+  // (2.1), and the offset it reports for `device` (0 without it: device
+  // memory is then host-accessible at its address).
+  bool HasExecutionOffset() const;
+  intptr_t ExecutionOffset(int32_t device);
+  // Where test code running on the host reaches the bytes at `device_ptr`, a
+  // pointer into an allocation of `device`: `device_ptr` + ExecutionOffset.
+  template <typename T>
+  T* ExecutionView(int32_t device, T* device_ptr) {
+    return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(device_ptr) +
+                                ExecutionOffset(device));
+  }
 
  private:
   void CreateTheContext();

@@ -32,7 +32,7 @@ TEST_P(HostFunctionTest, SeesTheResultOfEarlierCopies) {
   struct Check {
     const char* device;
     std::atomic<bool> saw_message{false};
-  } check{device};
+  } check{ExecutionView(0, device)};  // where host functions see it
   ASSERT_EQ(api_->launch_host_func(
                 context_, stream,
                 [](void* user_data) -> openreg_status {

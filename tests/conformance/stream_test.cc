@@ -167,7 +167,8 @@ TEST_P(StreamTest, WorkRunsInFifoOrder) {
   constexpr int kItems = 300;
   openreg_stream stream = NewStream(0);
   int* cell = static_cast<int*>(DeviceAlloc(0, sizeof(int)));
-  FifoTrace trace{cell, {}};
+  // The host function reads the cell where the driver's threads see it.
+  FifoTrace trace{ExecutionView(0, cell), {}};
   for (int i = 0; i < kItems; ++i) {
     ASSERT_EQ(api_->memcpy_async(context_, cell, &i, sizeof(i),
                                  OPENREG_MEMCPY_HOST_TO_DEVICE, stream),

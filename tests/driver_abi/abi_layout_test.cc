@@ -106,23 +106,25 @@ TEST(AbiLayoutTest, PrefixIsFrozenAndSharedByEveryMajor) {
   EXPECT_EQ(offsetof(openreg_driver_api_v1, driver_version), 24u);
 }
 
-// The 2.0 table: the prefix, then one pointer per OPENREG_DRIVER_FUNCTIONS
-// entry in its order.
-TEST(AbiLayoutTest, Version2_0TableIsFrozen) {
+// The 2.x table: the prefix, then one pointer per OPENREG_DRIVER_FUNCTIONS
+// entry in its order; 2.1 appended one.
+TEST(AbiLayoutTest, Version2TableIsFrozen) {
   size_t expected_offset = sizeof(openreg_driver_api_prefix);
 #define CHECK_OFFSET(minor, return_type, name, params)                     \
   EXPECT_EQ(offsetof(openreg_driver_api, name), expected_offset) << #name; \
   expected_offset += sizeof(void*);
   OPENREG_DRIVER_FUNCTIONS(CHECK_OFFSET)
 #undef CHECK_OFFSET
-  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_0, expected_offset);
+  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_1, expected_offset);
   EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_0, 248u);
+  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_1, 256u);
+  EXPECT_EQ(offsetof(openreg_driver_api, device_execution_offset), 248u);
   EXPECT_EQ(offsetof(openreg_driver_api, context_create), 32u);
   EXPECT_EQ(offsetof(openreg_driver_api, stream_get_priority), 176u);
   EXPECT_EQ(offsetof(openreg_driver_api, device_synchronize), 240u);
-  EXPECT_EQ(sizeof(openreg_driver_api), OPENREG_DRIVER_API_STRUCT_SIZE_V2_0);
+  EXPECT_EQ(sizeof(openreg_driver_api), OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
   EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MAJOR, 2);
-  EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MINOR, 0);
+  EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MINOR, 1);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "core/driver/driver.h"
 #include "core/driver/driver_status.h"
+#include "core/driver/validation_tracker.h"
 #include "driver_abi/openreg_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -324,6 +325,48 @@ TEST_P(ValidationLayerTest, CopiesOutsideTheirAllocationOrOfTheWrongKind) {
                {"points into device memory that was freed", "use after free"});
   EXPECT_TRUE(driver_->HostFree(*pinned).ok());
   EXPECT_TRUE(DestroyStream(stream).ok());
+}
+
+TEST_P(ValidationLayerTest, ExecutionOffsetIsCheckedAndItsAliasIsNamed) {
+  const openreg_driver_api& table = layer().api();
+  absl::StatusOr<intptr_t> offset = driver_->DeviceExecutionOffset(1);
+  ASSERT_TRUE(offset.ok()) << offset.status();
+  absl::StatusOr<intptr_t> again = driver_->DeviceExecutionOffset(1);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *offset);
+  EXPECT_EQ(table.device_execution_offset(layer().context(), 0, nullptr),
+            OPENREG_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(table.last_error_message(layer().context()),
+              HasSubstr("'offset' is NULL"));
+  ExpectMisuse(driver_->DeviceExecutionOffset(kDeviceCount).status(),
+               absl::StatusCode::kOutOfRange,
+               {"device_execution_offset(device=2", "does not exist"});
+  if (*offset == 0) return;  // no execution view to confuse with the device's
+  openreg_stream stream = Stream(1);
+  char* device = DeviceMemory(1, 256);
+  std::vector<char> host(64);
+  ExpectMisuse(driver_->MemcpyAsync(host.data(), device + *offset, 64,
+                                    CopyKind::kHostToHost, stream),
+               absl::StatusCode::kInvalidArgument,
+               {"'src' 0x", "is the execution view of device memory",
+                "driver functions take the device address"});
+  ExpectMisuse(driver_->MemsetAsync(device + *offset, 0, 64, stream),
+               absl::StatusCode::kInvalidArgument,
+               {"'ptr' 0x", "is the execution view of device memory"});
+  ASSERT_TRUE(driver_->DeviceFree(1, device).ok());
+  EXPECT_TRUE(DestroyStream(stream).ok());
+}
+
+// A driver whose offset changes is caught (the core caches the first).
+TEST(ValidationTrackerTest, ExecutionOffsetMustStayConstant) {
+  ValidationTracker tracker(/*device_count=*/1);
+  EXPECT_TRUE(tracker.RecordExecutionOffset(0, 4096).ok());
+  EXPECT_TRUE(tracker.RecordExecutionOffset(0, 4096).ok());
+  const absl::Status changed = tracker.RecordExecutionOffset(0, 8192);
+  EXPECT_EQ(changed.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(changed.message()),
+              HasSubstr("reported execution offset 0x2000 for device 0, but "
+                        "0x1000 before"));
 }
 
 TEST_P(ValidationLayerTest, TimingNeedsRecordedTimingEvents) {

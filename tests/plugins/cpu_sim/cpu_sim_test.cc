@@ -68,6 +68,16 @@ const LoadedDriver& Driver() {
 
 const openreg_driver_api* Api() { return Driver().api; }
 
+// Where the test, on the host, reaches the bytes of device address `ptr` of
+// `device`: the driver's execution view (device addresses fault).
+template <typename T>
+T* ExecutionView(openreg_context context, int32_t device, T* ptr) {
+  intptr_t offset = 0;
+  EXPECT_EQ(Api()->device_execution_offset(context, device, &offset),
+            OPENREG_SUCCESS);
+  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(ptr) + offset);
+}
+
 openreg_driver_config Config(int32_t device_count, uint64_t memory_bytes,
                              const char* options) {
   openreg_driver_config config;
@@ -181,10 +191,10 @@ class CpuSimTest : public CpuSimLifecycleTest {
 TEST_F(CpuSimLifecycleTest, IdentityAndDefaults) {
   EXPECT_STREQ(api_->driver_name, "cpu_sim");
   EXPECT_STREQ(api_->driver_version, "2.0.0");
-  // ABI 2.0 exactly.
+  // ABI 2.1 exactly.
   EXPECT_EQ(api_->abi_version_major, 2u);
-  EXPECT_EQ(api_->abi_version_minor, 0u);
-  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_0);
+  EXPECT_EQ(api_->abi_version_minor, 1u);
+  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
   openreg_context context = NewContext(nullptr);
   ASSERT_NE(context, nullptr);
   int32_t count = 0;
@@ -345,7 +355,7 @@ TEST_F(CpuSimLifecycleTest, TwoContextsCoexistIndependently) {
   ASSERT_EQ(api_->context_destroy(a), OPENREG_SUCCESS);
   ASSERT_EQ(api_->memset_async(b, in_b, 0x3c, 4096, stream_b),
             OPENREG_SUCCESS);
-  EXPECT_EQ(static_cast<unsigned char*>(in_b)[4095], 0x3c);
+  EXPECT_EQ(ExecutionView(b, 0, static_cast<unsigned char*>(in_b))[4095], 0x3c);
   EXPECT_EQ(api_->stream_destroy(b, stream_b), OPENREG_SUCCESS);
   EXPECT_EQ(api_->device_free(b, 0, in_b), OPENREG_SUCCESS);
   EXPECT_EQ(api_->context_destroy(b), OPENREG_SUCCESS);
@@ -507,7 +517,7 @@ TEST_F(CpuSimTest, WorkIsDoneWhenTheEnqueueingCallReturns) {
   ASSERT_EQ(api_->host_malloc(context_, 64, &pinned), OPENREG_SUCCESS);
   ASSERT_EQ(api_->memset_async(context_, device, 0x5c, 64, stream),
             OPENREG_SUCCESS);
-  EXPECT_EQ(device[63], 0x5c);
+  EXPECT_EQ(ExecutionView(context_, 0, device)[63], 0x5c);
   // Even into pinned memory, which asynchronous drivers copy later.
   ASSERT_EQ(api_->memcpy_async(context_, pinned, device, 64,
                                OPENREG_MEMCPY_DEVICE_TO_HOST, stream),

@@ -62,6 +62,16 @@ const openreg_driver_api* Api() {
   return api;
 }
 
+// Where the test, on the host, reaches the bytes of device address `ptr` of
+// `device`: the driver's execution view (device addresses fault).
+template <typename T>
+T* ExecutionView(openreg_context context, int32_t device, T* ptr) {
+  intptr_t offset = 0;
+  EXPECT_EQ(Api()->device_execution_offset(context, device, &offset),
+            OPENREG_SUCCESS);
+  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(ptr) + offset);
+}
+
 openreg_driver_config Config(int32_t device_count, const char* options) {
   openreg_driver_config config;
   std::memset(&config, 0, sizeof(config));
@@ -236,10 +246,10 @@ class ThreadedSimTest : public ::testing::Test {
 TEST_F(ThreadedSimTest, IdentityDefaultsAndProperties) {
   EXPECT_STREQ(api_->driver_name, "threaded_sim");
   EXPECT_STREQ(api_->driver_version, "2.0.0");
-  // ABI 2.0 exactly.
+  // ABI 2.1 exactly.
   EXPECT_EQ(api_->abi_version_major, 2u);
-  EXPECT_EQ(api_->abi_version_minor, 0u);
-  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_0);
+  EXPECT_EQ(api_->abi_version_minor, 1u);
+  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
   ASSERT_EQ(api_->context_create(nullptr, &context_), OPENREG_SUCCESS)
       << api_->last_error_message(nullptr);
   int32_t count = 0;
@@ -515,7 +525,7 @@ TEST_F(ThreadedSimTest, CopyIntoPageableMemoryBlocksButPinnedDoesNot) {
   openreg_stream stream = NewStream(0);
   void* device = nullptr;
   ASSERT_EQ(api_->device_malloc(context_, 0, 64, &device), OPENREG_SUCCESS);
-  std::memset(device, 0x7e, 64);
+  std::memset(ExecutionView(context_, 0, device), 0x7e, 64);
   void* pinned = nullptr;
   ASSERT_EQ(api_->host_malloc(context_, 64, &pinned), OPENREG_SUCCESS);
   std::memset(pinned, 0, 64);
@@ -569,7 +579,9 @@ TEST_F(ThreadedSimTest, SmallPageableSourceIsStagedLargeOneWaits) {
   std::fill(source.begin(), source.end(), 0x11);
   small_blocker.Release();
   ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
-  EXPECT_EQ(static_cast<unsigned char*>(device)[kSmall - 1], 0x5a);
+  EXPECT_EQ(ExecutionView(context_, 0,
+                          static_cast<unsigned char*>(device))[kSmall - 1],
+            0x5a);
 
   Blocker large_blocker;
   large_blocker.Launch(context_, stream);
@@ -582,7 +594,9 @@ TEST_F(ThreadedSimTest, SmallPageableSourceIsStagedLargeOneWaits) {
             OPENREG_SUCCESS);
   // Copied in place: returned only after the earlier work and the copy.
   EXPECT_TRUE(large_blocker.finished());
-  EXPECT_EQ(static_cast<unsigned char*>(device)[kLarge - 1], 0x11);
+  EXPECT_EQ(ExecutionView(context_, 0,
+                          static_cast<unsigned char*>(device))[kLarge - 1],
+            0x11);
   releaser.join();
   EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
 }
@@ -736,15 +750,16 @@ TEST_F(ThreadedSimTest, AdversarialModeExposesAMissingSynchronization) {
   ASSERT_EQ(api_->device_malloc(context_, 0, 16,
                                 reinterpret_cast<void**>(&device)),
             OPENREG_SUCCESS);
+  const unsigned char* execution = ExecutionView(context_, 0, device);
   int stale = 0;
   constexpr int kTrials = 10;
   for (int trial = 1; trial <= kTrials; ++trial) {
     ASSERT_EQ(api_->memset_async(context_, device, trial, 16, stream),
               OPENREG_SUCCESS);
     // The bug under test: reading without stream_synchronize.
-    if (device[15] != trial) ++stale;
+    if (execution[15] != trial) ++stale;
     ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
-    ASSERT_EQ(device[15], trial);
+    ASSERT_EQ(execution[15], trial);
   }
   EXPECT_GE(stale, kTrials - 2);
   EXPECT_EQ(api_->device_free(context_, 0, device), OPENREG_SUCCESS);
