@@ -2,7 +2,6 @@
 
 #include <ATen/SparseCsrTensorImpl.h>
 #include <ATen/SparseTensorImpl.h>
-#include <ATen/ops/_sparse_compressed_tensor_unsafe.h>
 #include <ATen/quantized/QTensorImpl.h>
 #include <ATen/quantized/Quantizer.h>
 #include <c10/core/DeviceGuard.h>
@@ -42,6 +41,23 @@ at::Tensor CooTensor(c10::DispatchKey key, const at::Tensor& like,
   return tensor;
 }
 
+// A compressed tensor with `key` (SparseCsrCPU or SparseCsrPrivateUse1) on
+// `device` of `like`'s layout, dtype and sizes, holding the parts given.
+// Made directly, never through _sparse_compressed_tensor_unsafe: with
+// sparse invariant checks on, that reads the indices on the calling thread,
+// before the stream has written them.
+at::Tensor CompressedTensor(c10::DispatchKey key, c10::Device device,
+                            const at::Tensor& like,
+                            const at::Tensor& compressed_indices,
+                            const at::Tensor& plain_indices,
+                            const at::Tensor& values) {
+  at::Tensor tensor = at::detail::make_tensor<at::SparseCsrTensorImpl>(
+      c10::DispatchKeySet(key), device, like.layout(), like.dtype());
+  CompressedImpl(tensor)->set_member_tensors(compressed_indices, plain_indices,
+                                             values, like.sizes());
+  return tensor;
+}
+
 // A quantized tensor with `key` over `storage`, with `like`'s dtype,
 // geometry and quantizer.
 at::Tensor QuantizedTensor(c10::DispatchKey key, const c10::Storage& storage,
@@ -71,11 +87,11 @@ at::Tensor CpuCounterpart(const at::Tensor& tensor, CpuAliases& aliases) {
   }
   if (IsCompressed(layout)) {
     const at::SparseCsrTensorImpl* impl = CompressedImpl(tensor);
-    return at::_sparse_compressed_tensor_unsafe(
-        aliases.Alias(impl->compressed_indices()),
-        aliases.Alias(impl->plain_indices()), aliases.Alias(impl->values()),
-        tensor.sizes(), tensor.scalar_type(), layout,
-        c10::Device(c10::DeviceType::CPU), /*pin_memory=*/std::nullopt);
+    return CompressedTensor(c10::DispatchKey::SparseCsrCPU,
+                            c10::Device(c10::DeviceType::CPU), tensor,
+                            aliases.Alias(impl->compressed_indices()),
+                            aliases.Alias(impl->plain_indices()),
+                            aliases.Alias(impl->values()));
   }
   TORCH_CHECK(tensor.is_quantized() && layout == at::kStrided,
               "openreg supports sparse COO, CSR, CSC, BSR and BSC tensors "
@@ -119,11 +135,11 @@ at::Tensor OpenRegCounterpart(const at::Tensor& cpu, KernelResults& results,
   }
   if (IsCompressed(layout)) {
     const at::SparseCsrTensorImpl* impl = CompressedImpl(cpu);
-    return at::_sparse_compressed_tensor_unsafe(
-        results.FromCpu(impl->compressed_indices()),
-        results.FromCpu(impl->plain_indices()), results.FromCpu(impl->values()),
-        cpu.sizes(), cpu.scalar_type(), layout, OpenRegDevice(device),
-        /*pin_memory=*/std::nullopt);
+    return CompressedTensor(c10::DispatchKey::SparseCsrPrivateUse1,
+                            OpenRegDevice(device), cpu,
+                            results.FromCpu(impl->compressed_indices()),
+                            results.FromCpu(impl->plain_indices()),
+                            results.FromCpu(impl->values()));
   }
   TORCH_CHECK(cpu.is_quantized() && layout == at::kStrided,
               "openreg cannot hold a result of layout ", layout,

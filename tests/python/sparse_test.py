@@ -214,3 +214,19 @@ def test_launch_blocking_run():
     )
     assert result.returncode == 0, result.stderr
     assert "refused: True" in result.stdout and "ok" in result.stdout
+
+
+def test_invariant_checks_wait_for_the_stream():
+    # With PyTorch's sparse invariant checks on (as in its TestCase), making
+    # a compressed tensor validates its indices: that must happen in stream
+    # order, not on the calling thread while the indices are still being
+    # written (it once did, failing at random on threaded_sim).
+    mask = torch.eye(64).to_sparse_csr()
+    a, b = torch.randn(64, 32), torch.randn(32, 64)
+    expected = torch.sparse.sampled_addmm(mask, a, b, beta=0.2, alpha=0.6)
+    with torch.sparse.check_sparse_tensor_invariants():
+        for _ in range(10):
+            big = torch.randn(256, 256, device="openreg")
+            big @ big  # keeps the stream busy
+            result = torch.sparse.sampled_addmm(mask.to("openreg"), a.to("openreg"), b.to("openreg"), beta=0.2, alpha=0.6)
+            assert_sparse_same(result, expected)
