@@ -15,6 +15,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/aten/cpu_alias.h"
 #include "core/aten/kernel_memory.h"
+#include "core/aten/kernel_results.h"
 #include "core/aten/meta_shapes.h"
 #include "core/aten/native_ops.h"
 #include "core/aten/op_facts.h"
@@ -37,32 +38,6 @@ constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
 bool IsOpenReg(const at::Tensor& tensor) {
   return tensor.defined() &&
          tensor.device().type() == c10::DeviceType::PrivateUse1;
-}
-
-at::Tensor EmptyOnDevice(const TensorSpec& spec, c10::DeviceIndex device) {
-  const c10::DeviceGuard guard(OpenRegDevice(device));
-  return at::detail::empty_strided_generic(spec.sizes, spec.strides,
-                                           &GetDeviceAllocator(), kOpenRegKeys,
-                                           spec.dtype);
-}
-
-// Copies a CPU result into new memory on `device`: for results a kernel
-// allocated outside the routing of kernel_memory.h (e.g. on a worker thread).
-at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
-  const at::Tensor source =
-      cpu.is_non_overlapping_and_dense() ? cpu : cpu.contiguous();
-  at::Tensor result = EmptyOnDevice(
-      TensorSpec{source.scalar_type(), source.sizes().vec(),
-                 source.strides().vec()},
-      device);
-  const size_t bytes = static_cast<size_t>(source.numel()) * source.itemsize();
-  if (bytes > 0) {
-    // Pageable source: the driver copies it before returning.
-    ThrowIfError(RuntimeForDevice(device).driver().MemcpyAsync(
-        result.data_ptr(), source.data_ptr(), bytes,
-        CopyKind::kHostToDevice, CurrentDriverStream(device)));
-  }
-  return result;
 }
 
 // What an enqueued kernel owns: the op, its CPU-side stack and the aliases,
@@ -426,10 +401,11 @@ class FallbackCall {
       const ScopedKernelMemoryOnDevice kernel_memory(device, execution_offset);
       launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
     });
-    SyncWrittenArguments(written, launch.aliases);
+    KernelResults results(device, launch.aliases);
+    SyncWrittenArguments(written, results);
     torch::jit::drop(stack_, count);
     for (const c10::IValue& result : launch.stack) {
-      stack_.push_back(FromCpu(result, launch.aliases));
+      stack_.push_back(FromCpu(result, results));
     }
   }
 
@@ -437,72 +413,32 @@ class FallbackCall {
   // openreg tensors.
   void SyncWrittenArguments(
       const std::vector<std::pair<at::Tensor, at::Tensor>>& written,
-      const CpuAliases& aliases) {
+      KernelResults& results) {
     for (const auto& [original, alias] : written) {
-      if (alias.storage().data() !=
-          aliases.ExecutionAddress(original.storage())) {
-        std::optional<at::Tensor> adopted = Adopt(alias);
-        const at::Tensor moved =
-            adopted.has_value() ? *adopted : NewDeviceTensorFrom(alias, *device_);
-        original.unsafeGetTensorImpl()->set_storage_keep_dtype(moved.storage());
-        original.unsafeGetTensorImpl()->set_sizes_and_strides(
-            moved.sizes(), moved.strides(), moved.storage_offset());
-      } else if (alias.sizes() != original.sizes() ||
-                 alias.strides() != original.strides() ||
-                 alias.storage_offset() != original.storage_offset()) {
-        original.unsafeGetTensorImpl()->set_sizes_and_strides(
-            alias.sizes(), alias.strides(), alias.storage_offset());
-      }
+      results.SyncWritten(original, alias);
     }
   }
 
-  // `result` as an openreg tensor over the device memory the kernel
-  // allocated it in, or nullopt if it is in host memory.
-  std::optional<at::Tensor> Adopt(const at::Tensor& result) {
-    const c10::StorageImpl* key = result.storage().unsafeGetStorageImpl();
-    auto it = adopted_.find(key);
-    if (it == adopted_.end()) {
-      c10::Storage cpu_storage = result.storage();
-      c10::Storage adopted;
-      if (!AdoptKernelStorage(cpu_storage, *device_, &adopted)) {
-        return std::nullopt;
-      }
-      it = adopted_.emplace(key, std::move(adopted)).first;
-    }
-    at::Tensor tensor = at::detail::make_tensor<c10::TensorImpl>(
-        c10::Storage(it->second), kOpenRegKeys, result.dtype());
-    tensor.unsafeGetTensorImpl()->set_sizes_and_strides(
-        result.sizes(), result.strides(), result.storage_offset());
-    return tensor;
+  at::Tensor FromCpu(const at::Tensor& result, KernelResults& results) {
+    // Ops whose results have another layout than their arguments run in
+    // layout_fallback.h; the list there must name every such op.
+    TORCH_CHECK(!result.defined() ||
+                    (result.layout() == at::kStrided && !result.is_quantized()),
+                "openreg internal error: ", facts_.schema_name,
+                " returned a tensor of layout ", result.layout(),
+                (result.is_quantized() ? " (quantized)" : ""),
+                " from strided arguments, and openreg does not route it "
+                "through its sparse and quantized fallback. Please report "
+                "the op; until then run it on the CPU.");
+    return results.FromCpu(result);
   }
 
-  at::Tensor FromCpu(const at::Tensor& result, const CpuAliases& aliases) {
-    if (!result.defined() || !result.device().is_cpu()) return result;
-    if (const at::Tensor* original = aliases.OriginalOf(result)) {
-      return *original;
-    }
-    if (const c10::Storage* storage = aliases.OriginalStorageOf(result);
-        storage != nullptr &&
-        result.storage().data() == aliases.ExecutionAddress(*storage)) {
-      // A view of an argument: the same geometry over the openreg storage.
-      // Not TensorImpl::VIEW, which takes the key set as given: without the
-      // autograd keys the view would be an inference tensor.
-      at::Tensor view = at::detail::make_tensor<c10::TensorImpl>(
-          c10::Storage(*storage), kOpenRegKeys, result.dtype());
-      view.unsafeGetTensorImpl()->set_sizes_and_strides(
-          result.sizes(), result.strides(), result.storage_offset());
-      return view;
-    }
-    if (std::optional<at::Tensor> adopted = Adopt(result)) return *adopted;
-    return NewDeviceTensorFrom(result, *device_);
-  }
-
-  c10::IValue FromCpu(const c10::IValue& result, const CpuAliases& aliases) {
-    if (result.isTensor()) return FromCpu(result.toTensor(), aliases);
+  c10::IValue FromCpu(const c10::IValue& result, KernelResults& results) {
+    if (result.isTensor()) return FromCpu(result.toTensor(), results);
     if (result.isTensorList()) {
       c10::List<at::Tensor> converted;
       for (const at::Tensor& tensor : result.toTensorList()) {
-        converted.push_back(FromCpu(tensor, aliases));
+        converted.push_back(FromCpu(tensor, results));
       }
       return converted;
     }
@@ -515,9 +451,6 @@ class FallbackCall {
   std::optional<c10::DeviceIndex> device_;
   // The runtime, once Prepare checked the device.
   const Runtime* runtime_ = nullptr;
-  // Kernel-allocated CPU storages already adopted, so results sharing one
-  // storage keep sharing it.
-  absl::flat_hash_map<const c10::StorageImpl*, c10::Storage> adopted_;
 };
 
 }  // namespace

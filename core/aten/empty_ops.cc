@@ -24,9 +24,12 @@ c10::DeviceIndex TargetDevice(std::optional<at::Device> device) {
 
 void CheckLayoutAndPinning(std::optional<at::Layout> layout,
                            std::optional<bool> pin_memory) {
+  // Sparse layouts never get here: their own key takes them
+  // (layout_fallback.h).
   TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided,
-              "openreg supports only strided tensors; got layout ", *layout,
-              ". Create the tensor on the CPU for sparse layouts.");
+              "openreg supports strided and sparse (COO, CSR, CSC, BSR, BSC) "
+              "tensors; got layout ",
+              *layout, ". Create the tensor on the CPU for this layout.");
   TORCH_CHECK(!pin_memory.value_or(false),
               "pin_memory=True applies to CPU tensors only; an openreg tensor "
               "is already device memory.");

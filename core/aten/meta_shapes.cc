@@ -160,6 +160,12 @@ std::shared_ptr<const ResultSpecs> RunMeta(
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &stack);
   auto specs = std::make_shared<ResultSpecs>();
   for (const c10::IValue& result : stack) {
+    // Sparse and quantized results are more than a shape: the kernel itself
+    // must make them (layout_fallback.h).
+    if (result.isTensor() && (result.toTensor().layout() != at::kStrided ||
+                              result.toTensor().is_quantized())) {
+      return nullptr;
+    }
     if (result.isTensor()) {
       specs->returns.push_back({SpecOf(result.toTensor())});
     } else if (result.isTensorList()) {

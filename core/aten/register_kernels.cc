@@ -7,8 +7,14 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/library.h>
 
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
 #include "core/aten/cpu_fallback.h"
 #include "core/aten/kernel_memory.h"
+#include "core/aten/layout_fallback.h"
 #include "core/aten/native_ops.h"
 
 namespace openreg {
@@ -66,6 +72,69 @@ const bool kernel_memory_router_installed = [] {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+}
+
+// Sparse and quantized tensors, and the ops that make them from strided
+// ones: see layout_fallback.h.
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
+  m.impl("_copy_from",
+         torch::CppFunction::makeFromBoxedFunction<&LayoutCopyFrom>());
+}
+
+// Every aten op with a CPU kernel for a sparse or quantized layout gets the
+// layout fallback as its openreg kernel for that layout. A fallback alone is
+// not enough: an op with a CompositeExplicitAutograd default (is_coalesced,
+// col_indices, ...) would run that default, meant for strided tensors, on
+// openreg's sparse tensors, where the CPU runs its sparse kernel.
+const bool layout_kernels_registered = [] {
+  constexpr std::pair<c10::DispatchKey, c10::DispatchKey> kLayouts[] = {
+      {c10::DispatchKey::SparseCPU, c10::DispatchKey::SparsePrivateUse1},
+      {c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1},
+      {c10::DispatchKey::QuantizedCPU, c10::DispatchKey::QuantizedPrivateUse1},
+  };
+  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+  for (const auto& [cpu_key, openreg_key] : kLayouts) {
+    // Registrations last as long as the process: never destroyed.
+    auto* library = new torch::Library(torch::Library::IMPL, "aten",
+                                       openreg_key, __FILE__, __LINE__);
+    for (const c10::OperatorName& name :
+         dispatcher.getAllOpNamesForDispatchKey(cpu_key)) {
+      constexpr std::string_view kNamespace = "aten::";
+      if (!name.name.starts_with(kNamespace)) continue;
+      const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
+      if (!op.has_value() || op->hasKernelForDispatchKey(openreg_key)) continue;
+      const std::string unqualified =
+          name.name.substr(kNamespace.size()) +
+          (name.overload_name.empty() ? "" : "." + name.overload_name);
+      library->impl(
+          unqualified.c_str(),
+          torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
+    }
+  }
+  return true;
+}();
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* op :
+       {"quantize_per_tensor", "quantize_per_tensor.tensor_qparams",
+        "quantize_per_tensor.tensors", "quantize_per_channel",
+        "quantize_per_tensor_dynamic", "_to_sparse", "_to_sparse.sparse_dim",
+        "_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr",
+        "_to_sparse_bsc"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
+  }
 }
 
 }  // namespace

@@ -61,21 +61,39 @@ c10::DeviceCapability GuardImpl::getDeviceCapability(
     c10::Device device) const {
   CheckDeviceIndex(IndexOf(device));
   // Every op runs ATen's CPU kernel on device memory, so a dtype is supported
-  // when the CPU can allocate, copy and convert it. Not listed: quantized
-  // types (they need a QuantizedPrivateUse1 backend openreg does not have),
-  // and the bits, sub-byte integer and float4 types, which the CPU cannot
-  // copy or convert.
+  // when the CPU can allocate, copy and convert it, or for the quantized
+  // types, quantize, dequantize and copy it (core/aten/layout_fallback.h).
+  // Not listed: the sub-byte quantized types, and the bits, sub-byte integer
+  // and float4 types, which the CPU cannot copy or convert.
   c10::DeviceCapability capability;
   capability.capability_data.capability_bits = 0;
-  for (const c10::ScalarTypeIndex supported :
-       {c10::kIndex_Byte, c10::kIndex_Char, c10::kIndex_Short, c10::kIndex_Int,
-        c10::kIndex_Long, c10::kIndex_Half, c10::kIndex_Float,
-        c10::kIndex_Double, c10::kIndex_ComplexHalf, c10::kIndex_ComplexFloat,
-        c10::kIndex_ComplexDouble, c10::kIndex_Bool, c10::kIndex_BFloat16,
-        c10::kIndex_Float8_e5m2, c10::kIndex_Float8_e4m3fn,
-        c10::kIndex_Float8_e5m2fnuz, c10::kIndex_Float8_e4m3fnuz,
-        c10::kIndex_Float8_e8m0fnu, c10::kIndex_UInt16, c10::kIndex_UInt32,
-        c10::kIndex_UInt64}) {
+  constexpr c10::ScalarTypeIndex kSupported[] = {
+      c10::kIndex_Byte,
+      c10::kIndex_Char,
+      c10::kIndex_Short,
+      c10::kIndex_Int,
+      c10::kIndex_Long,
+      c10::kIndex_Half,
+      c10::kIndex_Float,
+      c10::kIndex_Double,
+      c10::kIndex_ComplexHalf,
+      c10::kIndex_ComplexFloat,
+      c10::kIndex_ComplexDouble,
+      c10::kIndex_Bool,
+      c10::kIndex_BFloat16,
+      c10::kIndex_Float8_e5m2,
+      c10::kIndex_Float8_e4m3fn,
+      c10::kIndex_Float8_e5m2fnuz,
+      c10::kIndex_Float8_e4m3fnuz,
+      c10::kIndex_Float8_e8m0fnu,
+      c10::kIndex_UInt16,
+      c10::kIndex_UInt32,
+      c10::kIndex_UInt64,
+      c10::kIndex_QInt8,
+      c10::kIndex_QUInt8,
+      c10::kIndex_QInt32,
+  };
+  for (const c10::ScalarTypeIndex supported : kSupported) {
     capability.capability_data.capability_bits |= uint64_t{1} << supported;
   }
   return capability;

@@ -57,10 +57,15 @@ def test_synchronize():
 def test_device_capability_lists_dtypes_that_really_work():
     supported = torch.accelerator.get_device_capability("openreg:1")["supported_dtypes"]
     assert {torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool, torch.complex64} <= supported
-    assert torch.qint8 not in supported and torch.bits8 not in supported and torch.int4 not in supported
-    for dtype in supported:
+    assert {torch.qint8, torch.quint8, torch.qint32} <= supported
+    assert torch.quint4x2 not in supported and torch.bits8 not in supported and torch.int4 not in supported
+    quantized = {torch.qint8, torch.quint8, torch.qint32}
+    for dtype in supported - quantized:
         x = torch.zeros(3, dtype=dtype, device="openreg")
         assert x.to(torch.float64).to(dtype).cpu().dtype == dtype
+    for dtype in quantized:
+        q = torch.quantize_per_tensor(torch.ones(3, device="openreg"), 0.5, 1, dtype)
+        assert q.dtype == dtype and q.cpu().dequantize().tolist() == [1.0, 1.0, 1.0]
 
 
 def test_device_capability_checks_the_index():

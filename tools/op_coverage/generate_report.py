@@ -32,6 +32,7 @@ COMMAND = (
 )
 # Known-failure reasons are kept to one line of this length in the expectations files.
 REASON_LENGTH = 240
+LAYOUTS_SECTION = os.path.join(ROOT, "tools", "op_coverage", "sparse_and_quantized.md")
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "python", "op_coverage"))
 import expectations  # noqa: E402  (the key of an OpInfo's run in one dtype, and the dtypes run)
@@ -213,6 +214,9 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         for driver, ops in unexpected.items():
             lines += [f"- {driver}: {op} samples {index_ranges(indices)}" for op, indices in sorted(ops.items())]
         lines.append("")
+    # Hand-written: what op_db's strided samples cannot say about other layouts.
+    with open(LAYOUTS_SECTION) as file:
+        lines += file.read().rstrip("\n").split("\n") + [""]
     lines += [
         "## Per OpInfo",
         "",

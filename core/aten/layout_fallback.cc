@@ -1,0 +1,302 @@
+#include "core/aten/layout_fallback.h"
+
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/aten/cpu_alias.h"
+#include "core/aten/kernel_memory.h"
+#include "core/aten/kernel_results.h"
+#include "core/aten/layout_tensors.h"
+#include "core/aten/op_facts.h"
+#include "core/runtime/thread_state.h"
+#include "core/torch_runtime/generator.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+
+namespace openreg {
+namespace {
+
+bool IsOpenReg(const at::Tensor& tensor) {
+  return tensor.defined() &&
+         tensor.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+// Ops whose arguments may be CPU tensors of any size, as on CUDA: copies
+// between the devices, and constructors that take a CPU tensor as a model.
+bool AcceptsCpuTensors(const OpFacts& facts) {
+  const std::string& name = facts.name.name;
+  return facts.accepts_cpu_tensors || name == "aten::copy_" ||
+         name == "aten::copy_sparse_to_sparse_" ||
+         name == "aten::empty_quantized";
+}
+
+// The keys the CPU kernel is found under: the op's own keys below autograd,
+// with the CPU backend for openreg's.
+c10::DispatchKeySet CpuKeys(c10::DispatchKeySet keys) {
+  return (keys & c10::after_ADInplaceOrView_keyset)
+             .remove_backend(c10::BackendComponent::PrivateUse1Bit) |
+         c10::DispatchKeySet(c10::BackendComponent::CPUBit);
+}
+
+const char* LayoutName(c10::DispatchKey functionality) {
+  switch (functionality) {
+    case c10::DispatchKey::Sparse:
+      return "sparse COO";
+    case c10::DispatchKey::SparseCsr:
+      return "sparse compressed (CSR, CSC, BSR, BSC)";
+    case c10::DispatchKey::Quantized:
+      return "quantized";
+    default:
+      return "strided";
+  }
+}
+
+class LayoutCall {
+ public:
+  LayoutCall(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+             torch::jit::Stack& stack)
+      : op_(op),
+        facts_(FactsOf(op)),
+        cpu_keys_(CpuKeys(keys)),
+        stack_(stack),
+        aliases_(RuntimeOrThrow().execution_offsets()) {}
+
+  void Run() {
+    CheckCpuKernelExists();
+    const size_t first = stack_.size() - facts_.argument_count;
+    for (size_t i = 0; i < facts_.argument_count; ++i) {
+      Check(stack_[first + i]);
+    }
+    if (!device_.has_value()) {
+      device_ = static_cast<c10::DeviceIndex>(CurrentDeviceIndex());
+    }
+    CheckDeviceIndex(*device_);
+    ReserveGenerators(first);
+    torch::jit::Stack cpu;
+    cpu.reserve(facts_.argument_count);
+    for (size_t i = 0; i < facts_.argument_count; ++i) {
+      cpu.push_back(ToCpu(first + i, facts_.written[i]));
+    }
+    const c10::DeviceIndex device = *device_;
+    // The kernel sees the dispatch state of the calling thread (autograd
+    // below it), as on the CPU, also on a driver's worker thread: sparse
+    // kernels assert it.
+    const c10::impl::LocalDispatchKeySet dispatch_state =
+        c10::impl::tls_local_dispatch_key_set();
+    RunOnCurrentStreamAndWait(device, facts_.schema_name, [&] {
+      const c10::impl::ForceDispatchKeyGuard same_dispatch_state(
+          dispatch_state);
+      if (results_on_cpu_) {
+        op_.redispatchBoxed(cpu_keys_, &cpu);
+      } else {
+        const ScopedKernelMemoryOnDevice kernel_memory(
+            device, ExecutionOffsetOf(device));
+        op_.redispatchBoxed(cpu_keys_, &cpu);
+      }
+      // Outside the routing: host memory for the quantizers.
+      for (const c10::IValue& result : cpu) {
+        if (result.isTensor() && result.toTensor().is_quantized()) {
+          KeepQuantizerOnHost(result.toTensor());
+        }
+      }
+    });
+    KernelResults results(device, aliases_);
+    for (const auto& [original, alias] : written_) {
+      if (HasLayoutParts(original)) {
+        SyncWrittenCounterpart(original, alias, aliases_, results);
+      } else {
+        results.SyncWritten(original, alias);
+      }
+    }
+    torch::jit::drop(stack_, facts_.argument_count);
+    for (const c10::IValue& result : cpu) {
+      stack_.push_back(FromCpu(result, results));
+    }
+  }
+
+ private:
+  // Refuses, with what to do instead, an op the CPU cannot run with these
+  // layouts either: before anything is enqueued, so nothing fails later.
+  void CheckCpuKernelExists() const {
+    const c10::DispatchKey functionality = cpu_keys_.highestFunctionalityKey();
+    if (functionality != c10::DispatchKey::Sparse &&
+        functionality != c10::DispatchKey::SparseCsr &&
+        functionality != c10::DispatchKey::Quantized) {
+      return;
+    }
+    const c10::DispatchKey cpu_key = c10::toRuntimePerBackendFunctionalityKey(
+        functionality, c10::BackendComponent::CPUBit);
+    TORCH_CHECK_NOT_IMPLEMENTED(
+        op_.hasComputedKernelForDispatchKey(cpu_key), facts_.schema_name,
+        " is not supported for ", LayoutName(functionality),
+        " tensors on openreg: openreg runs such ops with PyTorch's CPU "
+        "kernels, and there is no ",
+        cpu_key, " kernel for it. Convert the tensor first (",
+        functionality == c10::DispatchKey::Quantized
+            ? "dequantize()"
+            : "to_dense(), or another sparse layout",
+        ") or run the op on the CPU.");
+  }
+
+  void NoteDevice(c10::DeviceIndex device) {
+    if (!device_.has_value()) {
+      device_ = device;
+      return;
+    }
+    TORCH_CHECK(*device_ == device,
+                "Expected all tensors to be on the same device, but found at "
+                "least two devices, openreg:",
+                static_cast<int>(*device_),
+                " and openreg:", static_cast<int>(device), " (in ",
+                facts_.schema_name, "). Move them to one device with .to().");
+  }
+
+  void CheckTensor(const at::Tensor& tensor) {
+    if (IsOpenReg(tensor)) {
+      NoteDevice(tensor.device().index());
+      return;
+    }
+    TORCH_CHECK(!tensor.defined() || !tensor.device().is_cpu() ||
+                    (tensor.dim() == 0 && !HasLayoutParts(tensor)) ||
+                    AcceptsCpuTensors(facts_),
+                "Expected all tensors to be on the same device, but found a "
+                "CPU tensor of shape ",
+                tensor.sizes(), " (layout ", tensor.layout(), ") in ",
+                facts_.schema_name,
+                " on openreg. Move it with .to('openreg') first.");
+  }
+
+  // Validates devices and notes the op's.
+  void Check(const c10::IValue& value) {
+    if (value.isTensor()) {
+      CheckTensor(value.toTensor());
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& tensor : value.toTensorList()) CheckTensor(tensor);
+    } else if (value.isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& tensor :
+           value.toOptionalTensorList()) {
+        if (tensor.has_value()) CheckTensor(*tensor);
+      }
+    } else if (value.isDevice() &&
+               value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      const c10::Device device = value.toDevice();
+      NoteDevice(device.has_index()
+                     ? device.index()
+                     : static_cast<c10::DeviceIndex>(CurrentDeviceIndex()));
+    }
+  }
+
+  // Random ops get a CPU generator seeded from the device's, as in the
+  // strided fallback.
+  void ReserveGenerators(size_t first) {
+    for (size_t argument : facts_.generator_arguments) {
+      c10::IValue& value = stack_[first + argument];
+      if (value.isNone()) {
+        value = ReserveKernelGenerator(DefaultGenerator(*device_));
+      } else if (value.toGenerator().device().type() ==
+                 c10::DeviceType::PrivateUse1) {
+        value = ReserveKernelGenerator(value.toGenerator());
+      }
+    }
+  }
+
+  at::Tensor ToCpu(const at::Tensor& tensor, bool written) {
+    if (!IsOpenReg(tensor)) return tensor;
+    at::Tensor cpu = HasLayoutParts(tensor) ? CpuCounterpart(tensor, aliases_)
+                                            : aliases_.Alias(tensor);
+    if (HasLayoutParts(tensor)) counterparts_.emplace_back(tensor, cpu);
+    if (written) written_.emplace_back(tensor, cpu);
+    return cpu;
+  }
+
+  c10::IValue ToCpu(size_t position, bool written) {
+    const c10::IValue& value = stack_[position];
+    if (value.isTensor()) return ToCpu(value.toTensor(), written);
+    if (value.isTensorList()) {
+      c10::List<at::Tensor> converted;
+      for (const at::Tensor& tensor : value.toTensorList()) {
+        converted.push_back(ToCpu(tensor, written));
+      }
+      return converted;
+    }
+    if (value.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> converted;
+      for (const std::optional<at::Tensor>& tensor :
+           value.toOptionalTensorList()) {
+        converted.push_back(tensor.has_value() ? std::optional<at::Tensor>(
+                                                     ToCpu(*tensor, written))
+                                               : std::nullopt);
+      }
+      return converted;
+    }
+    if (value.isDevice() &&
+        value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      // Constructors: the kernel creates on the CPU, in device memory.
+      return c10::Device(c10::DeviceType::CPU);
+    }
+    // A constructor asked for a CPU result from an openreg model
+    // (empty_quantized when a quantized tensor moves to the CPU).
+    if (value.isDevice() && value.toDevice().is_cpu()) results_on_cpu_ = true;
+    return value;
+  }
+
+  at::Tensor FromCpu(const at::Tensor& result, KernelResults& results) {
+    if (!result.defined() || !result.device().is_cpu()) return result;
+    for (const auto& [original, cpu] : counterparts_) {
+      if (cpu.unsafeGetTensorImpl() == result.unsafeGetTensorImpl()) {
+        return original;
+      }
+    }
+    if (results_on_cpu_) return result;
+    return HasLayoutParts(result)
+               ? OpenRegCounterpart(result, results, *device_)
+               : results.FromCpu(result);
+  }
+
+  c10::IValue FromCpu(const c10::IValue& result, KernelResults& results) {
+    if (result.isTensor()) return FromCpu(result.toTensor(), results);
+    if (result.isTensorList()) {
+      c10::List<at::Tensor> converted;
+      for (const at::Tensor& tensor : result.toTensorList()) {
+        converted.push_back(FromCpu(tensor, results));
+      }
+      return converted;
+    }
+    return result;
+  }
+
+  const c10::OperatorHandle& op_;
+  const OpFacts& facts_;
+  const c10::DispatchKeySet cpu_keys_;
+  torch::jit::Stack& stack_;
+  std::optional<c10::DeviceIndex> device_;
+  // Whether the op makes CPU tensors (a CPU device argument).
+  bool results_on_cpu_ = false;
+  CpuAliases aliases_;
+  // (openreg tensor, CPU counterpart) of the sparse and quantized arguments.
+  std::vector<std::pair<at::Tensor, at::Tensor>> counterparts_;
+  // (openreg tensor, CPU alias or counterpart) of the written arguments.
+  std::vector<std::pair<at::Tensor, at::Tensor>> written_;
+};
+
+}  // namespace
+
+void LayoutFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                    torch::jit::Stack* stack) {
+  LayoutCall(op, keys, *stack).Run();
+}
+
+void LayoutCopyFrom(const c10::OperatorHandle& /*op*/, c10::DispatchKeySet keys,
+                    torch::jit::Stack* stack) {
+  static const c10::OperatorHandle copy =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::copy_", "");
+  // _copy_from(self, dst, non_blocking) is copy_(dst, self, non_blocking).
+  std::swap((*stack)[stack->size() - 3], (*stack)[stack->size() - 2]);
+  LayoutCall(copy, keys, *stack).Run();
+}
+
+}  // namespace openreg
