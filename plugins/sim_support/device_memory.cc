@@ -34,12 +34,11 @@ constexpr int kReserveFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
 }  // namespace
 
-DeviceMemory::DeviceMemory(int32_t device, uint64_t capacity_bytes,
-                           bool host_accessible)
+DeviceMemory::DeviceMemory(int32_t device, uint64_t capacity_bytes)
     : device_(device),
       capacity_bytes_(capacity_bytes),
       view_bytes_(kViewSpanPerCapacity * RoundUpToPages(capacity_bytes)),
-      reserved_bytes_(host_accessible ? view_bytes_ : 2 * view_bytes_),
+      reserved_bytes_(2 * view_bytes_),
       ranges_(view_bytes_, PageSize()) {
   void* reserved =
       mmap(nullptr, reserved_bytes_, PROT_NONE, kReserveFlags, -1, 0);
@@ -48,7 +47,7 @@ DeviceMemory::DeviceMemory(int32_t device, uint64_t capacity_bytes,
     return;
   }
   device_view_ = reinterpret_cast<uintptr_t>(reserved);
-  execution_offset_ = host_accessible ? 0 : static_cast<intptr_t>(view_bytes_);
+  execution_offset_ = static_cast<intptr_t>(view_bytes_);
 }
 
 DeviceMemory::~DeviceMemory() {

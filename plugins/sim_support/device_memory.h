@@ -51,11 +51,10 @@ inline constexpr size_t kDeviceMemoryAlignment = 256;
 
 class DeviceMemory {
  public:
-  // Reserves both views for `capacity_bytes` (rounded up to whole pages);
-  // with `host_accessible`, only one view, which is both (offset 0: the
-  // memory is ordinary host memory at its device address). If the
-  // reservation fails, every Allocate fails with OUT_OF_MEMORY saying why.
-  DeviceMemory(int32_t device, uint64_t capacity_bytes, bool host_accessible);
+  // Reserves both views for `capacity_bytes` (rounded up to whole pages). If
+  // the reservation fails, every Allocate fails with OUT_OF_MEMORY saying
+  // why.
+  DeviceMemory(int32_t device, uint64_t capacity_bytes);
   ~DeviceMemory();
 
   DeviceMemory(const DeviceMemory&) = delete;

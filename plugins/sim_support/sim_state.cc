@@ -29,8 +29,8 @@ SimState::SimState(const char* driver_name, int32_t device_count,
       faults_(MakeInjector(faults)) {
   device_memory_.reserve(device_count);
   for (int32_t device = 0; device < device_count; ++device) {
-    device_memory_.push_back(std::make_unique<DeviceMemory>(
-        device, device_memory_bytes, kHostAccessibleDeviceMemory));
+    device_memory_.push_back(
+        std::make_unique<DeviceMemory>(device, device_memory_bytes));
   }
 }
 

@@ -36,10 +36,6 @@ struct StreamPriorityRange {
   int32_t greatest;
 };
 
-// Whether device memory is host-accessible at its device address (one view,
-// offset 0) instead of faulting on host access.
-inline constexpr bool kHostAccessibleDeviceMemory = false;
-
 class SimState {
  public:
   // `driver_name` (a string literal) names the devices. `faults` says which
