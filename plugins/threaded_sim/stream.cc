@@ -74,8 +74,22 @@ void Stream::WaitForRoom() {
   if (t_current_worker != nullptr) return;
   const uint64_t enqueued = enqueued_.load();
   if (enqueued - finished_.load() < queue_depth_) return;
+  const uint64_t target = enqueued - queue_depth_ / 2;
+  // Each evaluation first publishes the target (the lowest of all waiters'
+  // stands) and then reads finished_; the worker writes finished_ and then
+  // reads the target. With seq_cst one of the two sees the other, so the
+  // ring cannot be missed. The worker clears the target when it rings, and
+  // every waiter it woke publishes its own again here.
+  auto room = [this, target] {
+    uint64_t wanted = room_wanted_.load();
+    while (target < wanted &&
+           !room_wanted_.compare_exchange_weak(wanted, target)) {
+    }
+    return finished_.load() >= target || stopping_.load();
+  };
   // Returns early when the stream stops; Enqueue then refuses the item.
-  AwaitFinished(enqueued - queue_depth_ / 2);
+  room_bell_.Wait(room, SpinUnlessSingleCore(kSynchronizeSpin),
+                  absl::InfiniteDuration());
 }
 
 openreg_status Stream::Enqueue(WorkItem item, const char* function,
@@ -208,6 +222,7 @@ std::vector<std::shared_ptr<Event>> Stream::Stop() {
   }
   work_bell_.Ring();
   finished_bell_.Ring();
+  room_bell_.Ring();
   std::vector<std::shared_ptr<Event>> orphaned_events;
   while (!dropped.empty()) {
     WorkItem item = dropped.Pop();
@@ -315,6 +330,13 @@ void Stream::WorkerLoop() {
       }
     }
     finished_bell_.Ring();
+    // One wake-up per half queue for a producer waiting for room, not one
+    // per item (Note [Queue depth]).
+    uint64_t wanted = room_wanted_.load();
+    if (finished_.load() >= wanted &&
+        room_wanted_.compare_exchange_strong(wanted, kNoRoomWanted)) {
+      room_bell_.Ring();
+    }
     if (holds_slot) slots_->Release();
   }
   absl::MutexLock lock(&mu_);

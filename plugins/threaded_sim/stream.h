@@ -25,7 +25,9 @@
 // and spent most of its time faulting in fresh pages. An enqueue from a user
 // thread that finds the stream full waits until half of it has drained, so
 // a producer that is faster than the worker waits once per depth/2 items,
-// not once per item. A worker thread never waits for room: the item it is
+// not once per item, and the worker rings it once when that point is
+// reached (the producer publishes it in room_wanted_), not after every item.
+// A worker thread never waits for room: the item it is
 // running may be what the full stream waits for. The bound is per stream and
 // approximate by the number of threads enqueueing at once.
 //
@@ -195,6 +197,12 @@ class Stream {
   // Rung when an item finishes or the stream stops; AwaitFinished() sleeps
   // on it.
   Doorbell finished_bell_;
+  // The lowest finished_ count a producer waiting for room needs (Note
+  // [Queue depth]), or kNoRoomWanted; once finished_ reaches it the worker
+  // clears it and rings room_bell_ (Stop() rings it too).
+  static constexpr uint64_t kNoRoomWanted = ~uint64_t{0};
+  std::atomic<uint64_t> room_wanted_{kNoRoomWanted};
+  Doorbell room_bell_;
   bool worker_exited_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_ ABSL_GUARDED_BY(mu_);
 };

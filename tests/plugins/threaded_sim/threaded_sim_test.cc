@@ -406,6 +406,31 @@ TEST_F(ThreadedSimTest, LaunchWaitsWhileTheStreamIsFull) {
   EXPECT_EQ(counter.load(), kItems);
 }
 
+// Several user threads waiting for room at once all get it: the worker
+// wakes the lowest target, and every waiter it woke publishes its own again.
+TEST_F(ThreadedSimTest, SeveralProducersWaitingForRoomAllFinish) {
+  Init("queue_depth=4");
+  openreg_stream stream = NewStream(0);
+  Blocker blocker;
+  blocker.Launch(context_, stream);
+  constexpr int kProducers = 3;
+  constexpr int kItemsEach = 200;
+  std::atomic<int> counter{0};
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&] {
+      for (int i = 0; i < kItemsEach; ++i) {
+        EXPECT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
+                  OPENREG_SUCCESS);
+      }
+    });
+  }
+  blocker.Release();
+  for (std::thread& producer : producers) producer.join();
+  ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
+  EXPECT_EQ(counter.load(), kProducers * kItemsEach);
+}
+
 // A host function may fill its own stream: a worker never waits for room,
 // which it could only get by finishing the item it is running.
 struct Refill {
