@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "core/aten/argument_devices.h"
 #include "core/aten/cpu_alias.h"
 #include "core/aten/kernel_memory.h"
 #include "core/aten/kernel_results.h"
@@ -34,11 +35,6 @@ namespace openreg {
 namespace {
 
 constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
-
-bool IsOpenReg(const at::Tensor& tensor) {
-  return tensor.defined() &&
-         tensor.device().type() == c10::DeviceType::PrivateUse1;
-}
 
 // What an enqueued kernel owns: the op, its CPU-side stack and the aliases,
 // which hold every openreg tensor the kernel touches (Note [Asynchronous
@@ -155,55 +151,18 @@ class FallbackCall {
  private:
   size_t FirstArgument() const { return stack_.size() - facts_.argument_count; }
 
-  void NoteDevice(c10::DeviceIndex device) {
-    if (!device_.has_value()) {
-      device_ = device;
-      return;
-    }
-    TORCH_CHECK(*device_ == device,
-                "Expected all tensors to be on the same device, but found at "
-                "least two devices, openreg:",
-                static_cast<int>(*device_),
-                " and openreg:", static_cast<int>(device), " (in ",
-                facts_.schema_name, "). Move them to one device with .to().");
-  }
-
-  void CheckTensor(const at::Tensor& tensor) {
-    if (IsOpenReg(tensor)) {
-      NoteDevice(tensor.device().index());
-      return;
-    }
-    // CPU scalars take part in device ops as on CUDA, and index tensors may
-    // live on the CPU; any other CPU tensor is a device mix-up.
-    TORCH_CHECK(!tensor.defined() || !tensor.device().is_cpu() ||
-                    tensor.dim() == 0 || facts_.accepts_cpu_tensors,
-                "Expected all tensors to be on the same device, but found a "
-                "CPU tensor of shape ",
-                tensor.sizes(), " in ", facts_.schema_name,
-                " on openreg. Move it with .to('openreg') first.");
-  }
-
   // Validates devices, picks the op's device and reserves random state.
   void Prepare() {
     const size_t first = FirstArgument();
+    // CPU scalars take part in device ops as on CUDA, and index tensors may
+    // live on the CPU; any other CPU tensor is a device mix-up.
+    const bool accepts_cpu_tensors = facts_.accepts_cpu_tensors;
+    auto cpu_tensor_allowed = [accepts_cpu_tensors](const at::Tensor& tensor) {
+      return tensor.dim() == 0 || accepts_cpu_tensors;
+    };
     for (size_t i = 0; i < facts_.argument_count; ++i) {
-      const c10::IValue& value = stack_[first + i];
-      if (value.isTensor()) {
-        CheckTensor(value.toTensor());
-      } else if (value.isTensorList()) {
-        for (const at::Tensor& tensor : value.toTensorList()) CheckTensor(tensor);
-      } else if (value.isOptionalTensorList()) {
-        for (const std::optional<at::Tensor>& tensor :
-             value.toOptionalTensorList()) {
-          if (tensor.has_value()) CheckTensor(*tensor);
-        }
-      } else if (value.isDevice() &&
-                 value.toDevice().type() == c10::DeviceType::PrivateUse1) {
-        const c10::Device device = value.toDevice();
-        NoteDevice(device.has_index()
-                       ? device.index()
-                       : static_cast<c10::DeviceIndex>(CurrentDeviceIndex()));
-      }
+      CheckArgumentDevices(stack_[first + i], facts_.schema_name,
+                           cpu_tensor_allowed, &device_);
     }
     if (!device_.has_value()) {
       device_ = static_cast<c10::DeviceIndex>(CurrentDeviceIndex());

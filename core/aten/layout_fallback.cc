@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/aten/argument_devices.h"
 #include "core/aten/cpu_alias.h"
 #include "core/aten/kernel_memory.h"
 #include "core/aten/kernel_results.h"
@@ -19,11 +20,6 @@
 
 namespace openreg {
 namespace {
-
-bool IsOpenReg(const at::Tensor& tensor) {
-  return tensor.defined() &&
-         tensor.device().type() == c10::DeviceType::PrivateUse1;
-}
 
 // Ops whose arguments may be CPU tensors of any size, as on CUDA: copies
 // between the devices, and constructors that take a CPU tensor as a model.
@@ -142,52 +138,15 @@ class LayoutCall {
         ") or run the op on the CPU.");
   }
 
-  void NoteDevice(c10::DeviceIndex device) {
-    if (!device_.has_value()) {
-      device_ = device;
-      return;
-    }
-    TORCH_CHECK(*device_ == device,
-                "Expected all tensors to be on the same device, but found at "
-                "least two devices, openreg:",
-                static_cast<int>(*device_),
-                " and openreg:", static_cast<int>(device), " (in ",
-                facts_.schema_name, "). Move them to one device with .to().");
-  }
-
-  void CheckTensor(const at::Tensor& tensor) {
-    if (IsOpenReg(tensor)) {
-      NoteDevice(tensor.device().index());
-      return;
-    }
-    TORCH_CHECK(!tensor.defined() || !tensor.device().is_cpu() ||
-                    (tensor.dim() == 0 && !HasLayoutParts(tensor)) ||
-                    AcceptsCpuTensors(facts_),
-                "Expected all tensors to be on the same device, but found a "
-                "CPU tensor of shape ",
-                tensor.sizes(), " (layout ", tensor.layout(), ") in ",
-                facts_.schema_name,
-                " on openreg. Move it with .to('openreg') first.");
-  }
-
   // Validates devices and notes the op's.
   void Check(const c10::IValue& value) {
-    if (value.isTensor()) {
-      CheckTensor(value.toTensor());
-    } else if (value.isTensorList()) {
-      for (const at::Tensor& tensor : value.toTensorList()) CheckTensor(tensor);
-    } else if (value.isOptionalTensorList()) {
-      for (const std::optional<at::Tensor>& tensor :
-           value.toOptionalTensorList()) {
-        if (tensor.has_value()) CheckTensor(*tensor);
-      }
-    } else if (value.isDevice() &&
-               value.toDevice().type() == c10::DeviceType::PrivateUse1) {
-      const c10::Device device = value.toDevice();
-      NoteDevice(device.has_index()
-                     ? device.index()
-                     : static_cast<c10::DeviceIndex>(CurrentDeviceIndex()));
-    }
+    const OpFacts& facts = facts_;
+    auto cpu_tensor_allowed = [&facts](const at::Tensor& tensor) {
+      return (tensor.dim() == 0 && !HasLayoutParts(tensor)) ||
+             AcceptsCpuTensors(facts);
+    };
+    CheckArgumentDevices(value, facts_.schema_name, cpu_tensor_allowed,
+                         &device_);
   }
 
   // Random ops get a CPU generator seeded from the device's, as in the
