@@ -15,8 +15,9 @@ using sim::Fail;
 namespace {
 
 // cpu_sim knows no option keys of its own (sim::ParseConfig has taken the
-// fault_* ones out), so every non-empty "key=value" item left is an error;
-// empty items (e.g. from a trailing comma) are ignored.
+// shared fault_* and retain_freed_memory ones out), so every non-empty
+// "key=value" item left is an error; empty items (e.g. from a trailing comma)
+// are ignored.
 openreg_status CheckOptions(const std::string& options) {
   for (absl::string_view item : absl::StrSplit(options, ',')) {
     item = absl::StripAsciiWhitespace(item);
@@ -28,16 +29,17 @@ openreg_status CheckOptions(const std::string& options) {
                   absl::StrFormat("context_create: option \"%s\" in options "
                                   "\"%s\" has no key; options are "
                                   "comma-separated key=value pairs, and "
-                                  "cpu_sim accepts no options but the "
-                                  "fault_* ones (docs/fault_injection.md)",
+                                  "cpu_sim accepts no options but "
+                                  "retain_freed_memory and the fault_* ones "
+                                  "(docs/configuration.md)",
                                   item, options));
     }
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("context_create: unknown option key \"%s\" in "
                                 "options \"%s\"; cpu_sim accepts no options "
-                                "but fault_points, fault_rate, fault_on_call "
-                                "and fault_seed (docs/fault_injection.md): "
-                                "remove it",
+                                "but retain_freed_memory, fault_points, "
+                                "fault_rate, fault_on_call and fault_seed "
+                                "(docs/configuration.md): remove it",
                                 key, options));
   }
   return OPENREG_SUCCESS;

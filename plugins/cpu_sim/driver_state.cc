@@ -4,6 +4,6 @@ namespace openreg::cpu_sim {
 
 DriverState::DriverState(const sim::SimConfig& config)
     : SimState(kDriverName, config.device_count, config.device_memory_bytes,
-               kStreamPriorities, config.faults) {}
+               kStreamPriorities, config.faults, config.retain_freed_bytes) {}
 
 }  // namespace openreg::cpu_sim

@@ -3,8 +3,8 @@
 // (device_memory.h). It hands out offsets only; mapping memory there is the
 // caller's business.
 //
-// Free ranges are kept in an address-ordered map and coalesced with their
-// neighbours on release, so the map holds one entry per hole. First fit walks
+// Free ranges are kept in an address-ordered RangeSet, coalesced with their
+// neighbours on release, so it holds one entry per hole. First fit walks
 // the holes from the lowest address: device allocations are few (the core
 // caches device memory), so the walk is short.
 //
@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "absl/container/btree_map.h"
+#include "plugins/sim_support/range_set.h"
 
 namespace openreg::sim {
 
@@ -39,14 +39,12 @@ class AddressRangeAllocator {
   void Release(uint64_t offset, uint64_t bytes);
 
   // Bytes in holes, the largest hole.
-  uint64_t free_bytes() const { return free_bytes_; }
+  uint64_t free_bytes() const { return holes_.bytes(); }
   uint64_t largest_hole() const;
 
  private:
   const uint64_t granule_;
-  // Hole start -> hole length; holes never touch (they are coalesced).
-  absl::btree_map<uint64_t, uint64_t> holes_;
-  uint64_t free_bytes_;
+  RangeSet holes_;
 };
 
 }  // namespace openreg::sim

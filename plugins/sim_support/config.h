@@ -1,6 +1,7 @@
 // Validation of the openreg_driver_config passed to context_create, shared by
-// the simulated drivers. The fault_* options, which both drivers accept, are
-// parsed here (fault_injector.h); the other options are each driver's own.
+// the simulated drivers. The options both drivers accept are parsed here: the
+// fault_* ones (fault_injector.h) and retain_freed_memory (device_memory.h,
+// Note [Retained execution pages]); the other options are each driver's own.
 //
 // Device count and memory size come only from the config: the core owns the
 // user-facing knobs (environment variables) and hands the driver final
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "driver_abi/openreg_driver.h"
+#include "plugins/sim_support/device_memory.h"
 #include "plugins/sim_support/fault_injector.h"
 
 namespace openreg::sim {
@@ -29,14 +31,17 @@ struct SimConfig {
   uint64_t device_memory_bytes = kDefaultDeviceMemoryBytes;
   // The fault_* options; no point fails by default.
   FaultPlan faults;
+  // retain_freed_memory: bytes of freed execution pages each device keeps.
+  uint64_t retain_freed_bytes = kDefaultRetainFreedBytes;
   // The driver-specific "key=value,..." options: the config's options without
-  // the fault_* keys ("" when there are none).
+  // the shared keys ("" when there are none).
   std::string options;
 };
 
 // Reads `config` (NULL means all defaults) into `out`, honouring its
 // struct_size. INVALID_ARGUMENT for a negative or too large device count, a
-// struct_size too small to hold the first field, or a bad fault_* option.
+// struct_size too small to hold the first field, a bad fault_* option, or a
+// bad or repeated retain_freed_memory.
 openreg_status ParseConfig(const openreg_driver_config* config, SimConfig* out);
 
 }  // namespace openreg::sim

@@ -34,11 +34,13 @@ constexpr int kReserveFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
 }  // namespace
 
-DeviceMemory::DeviceMemory(int32_t device, uint64_t capacity_bytes)
+DeviceMemory::DeviceMemory(int32_t device, uint64_t capacity_bytes,
+                           uint64_t retain_limit)
     : device_(device),
       capacity_bytes_(capacity_bytes),
       view_bytes_(kViewSpanPerCapacity * RoundUpToPages(capacity_bytes)),
       reserved_bytes_(2 * view_bytes_),
+      retain_limit_(retain_limit),
       ranges_(view_bytes_, PageSize()) {
   void* reserved =
       mmap(nullptr, reserved_bytes_, PROT_NONE, kReserveFlags, -1, 0);
@@ -89,8 +91,12 @@ openreg_status DeviceMemory::Allocate(size_t size, void** ptr) {
             in_use, capacity_bytes_));
   }
   const uintptr_t address = device_view_ + *offset;
+  const uint64_t length = ranges_.RoundUp(size);
+  // Retained pages are read/write already (Note [Retained execution pages]);
+  // mprotect over a partly retained range leaves those pages as they are.
   void* execution = reinterpret_cast<void*>(address + execution_offset_);
-  if (mprotect(execution, ranges_.RoundUp(size), PROT_READ | PROT_WRITE) != 0) {
+  if (!retained_.Contains(*offset, length) &&
+      mprotect(execution, length, PROT_READ | PROT_WRITE) != 0) {
     const int error = errno;
     ranges_.Release(*offset, size);
     return Fail(OPENREG_ERROR_OUT_OF_MEMORY,
@@ -100,6 +106,7 @@ openreg_status DeviceMemory::Allocate(size_t size, void** ptr) {
                                 device_, size, std::strerror(error), in_use,
                                 capacity_bytes_));
   }
+  retained_.Erase(*offset, length);
   live_.emplace(address, LiveAllocation{size});
   bytes_in_use_ += size;
   *ptr = reinterpret_cast<void*>(address);
@@ -133,19 +140,28 @@ openreg_status DeviceMemory::Free(void* ptr) {
                                 ptr, device_));
   }
   const uint64_t size = it->second.size;
-  // A fresh PROT_NONE mapping over the execution pages drops their contents
-  // and their commit charge in one call.
-  void* execution = reinterpret_cast<void*>(address + execution_offset_);
-  if (mmap(execution, ranges_.RoundUp(size), PROT_NONE,
-           kReserveFlags | MAP_FIXED, -1, 0) == MAP_FAILED) {
-    return Fail(OPENREG_ERROR_INTERNAL,
-                absl::StrFormat("device_free: could not release the pages of "
-                                "the allocation at %p (%u bytes) of device "
-                                "%d: %s",
-                                ptr, size, device_, std::strerror(errno)));
+  const uint64_t offset = address - device_view_;
+  const uint64_t length = ranges_.RoundUp(size);
+  // retained_ never holds more than retain_limit_, so this cannot wrap.
+  if (length <= retain_limit_ - retained_.bytes()) {
+    // Kept read/write for the next allocation of these pages (Note
+    // [Retained execution pages]): no system call.
+    retained_.Insert(offset, length);
+  } else {
+    // A fresh PROT_NONE mapping over the execution pages drops their
+    // contents and their commit charge in one call.
+    void* execution = reinterpret_cast<void*>(address + execution_offset_);
+    if (mmap(execution, length, PROT_NONE, kReserveFlags | MAP_FIXED, -1, 0) ==
+        MAP_FAILED) {
+      return Fail(OPENREG_ERROR_INTERNAL,
+                  absl::StrFormat("device_free: could not release the pages "
+                                  "of the allocation at %p (%u bytes) of "
+                                  "device %d: %s",
+                                  ptr, size, device_, std::strerror(errno)));
+    }
   }
   live_.erase(it);
-  ranges_.Release(address - device_view_, size);
+  ranges_.Release(offset, size);
   bytes_in_use_ -= size;
   return OPENREG_SUCCESS;
 }
@@ -164,6 +180,11 @@ std::optional<Allocation> DeviceMemory::Find(const void* ptr) const {
 uint64_t DeviceMemory::bytes_in_use() const {
   absl::MutexLock lock(&mu_);
   return bytes_in_use_;
+}
+
+uint64_t DeviceMemory::retained_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return retained_.bytes();
 }
 
 }  // namespace openreg::sim

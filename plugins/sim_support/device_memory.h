@@ -12,7 +12,8 @@
 //   - the execution view, the same range shifted by execution_offset() (the
 //     span): device_malloc makes the pages behind a new allocation
 //     readable and writable there, and device_free maps them PROT_NONE again,
-//     which also drops their contents.
+//     which also drops their contents, unless it retains them (Note
+//     [Retained execution pages]).
 // The driver's own threads (copies, memsets, host functions) reach the bytes
 // at device address + execution_offset(): one add, no lookup and no
 // protection change per access, so any number of streams may run at once.
@@ -22,14 +23,39 @@
 // Allocations take whole pages; capacity accounting counts the bytes asked
 // for, as before.
 //
+// Note [Retained execution pages]
+// Changing the execution view costs a system call each way (mprotect to
+// allocate, mmap to drop), ~6 us for a cache-missing device_malloc + free
+// against ~0.5 us with plain host memory. So device_free keeps the execution
+// pages of a freed range read/write ("retained"), as long as the retained
+// total stays within retain_limit (the retain_freed_memory driver option,
+// kDefaultRetainFreedBytes by default); a free that would pass the bound, so
+// any free larger than it, drops its pages as before. device_malloc needs no
+// system call when its whole range is retained (first fit hands the lowest
+// hole out again, usually the range just freed); otherwise one mprotect over
+// the range, which leaves the retained part's pages as they are. Either way
+// the range leaves the retained set.
+// What it keeps and what it does not:
+//   - the device view is untouched: a device address faults on host access
+//     whether its pages are live, retained or dropped;
+//   - a retained range is free: it counts neither in bytes_in_use() nor
+//     against the capacity; retained_bytes() reports it;
+//   - its pages keep the memory (RSS) they had when freed, up to the bound
+//     per device; pages never written cost nothing;
+//   - a new allocation's contents are unspecified (the ABI promises none):
+//     stale bytes on retained pages, zeros on fresh ones;
+//   - driver-thread code that keeps an execution address past device_free
+//     reads stale bytes instead of faulting; retain_freed_memory=0 restores
+//     the fault, for hunting such a use after free.
+//
 // Ownership: owns the reservation, and so every allocation, until
 // destruction, which unmaps both views.
 // Thread-safety: all members may be called concurrently; mu_ guards the range
-// allocator and the live allocations. The reservation and offset are set at
-// construction. Errors are reported with Fail(), so Allocate/Free are meant
-// for API-call threads: threaded_sim's worker threads touch only the memory
-// itself, whose lifetime the caller guarantees (device_free only after the
-// work using it finished).
+// allocator, the live allocations and the retained ranges. The reservation and
+// offset are set at construction. Errors are reported with Fail(), so
+// Allocate/Free are meant for API-call threads: threaded_sim's worker threads
+// touch only the memory itself, whose lifetime the caller guarantees
+// (device_free only after the work using it finished).
 #ifndef OPENREG_PLUGINS_SIM_SUPPORT_DEVICE_MEMORY_H_
 #define OPENREG_PLUGINS_SIM_SUPPORT_DEVICE_MEMORY_H_
 
@@ -43,18 +69,26 @@
 #include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/address_range_allocator.h"
 #include "plugins/sim_support/allocation_table.h"
+#include "plugins/sim_support/range_set.h"
 
 namespace openreg::sim {
 
 // The ABI requires device memory aligned to at least 256 bytes; pages are.
 inline constexpr size_t kDeviceMemoryAlignment = 256;
 
+// How many bytes of freed execution pages a device keeps committed by
+// default (Note [Retained execution pages]): a few of the caching allocator's
+// 20 MiB large-pool segments, or dozens of its 2 MiB small ones.
+inline constexpr uint64_t kDefaultRetainFreedBytes = uint64_t{64} << 20;
+
 class DeviceMemory {
  public:
   // Reserves both views for `capacity_bytes` (rounded up to whole pages). If
   // the reservation fails, every Allocate fails with OUT_OF_MEMORY saying
-  // why.
-  DeviceMemory(int32_t device, uint64_t capacity_bytes);
+  // why. Frees retain up to `retain_limit` bytes of execution pages (Note
+  // [Retained execution pages]).
+  DeviceMemory(int32_t device, uint64_t capacity_bytes,
+               uint64_t retain_limit = kDefaultRetainFreedBytes);
   ~DeviceMemory();
 
   DeviceMemory(const DeviceMemory&) = delete;
@@ -81,6 +115,8 @@ class DeviceMemory {
 
   uint64_t bytes_in_use() const;
   uint64_t capacity_bytes() const { return capacity_bytes_; }
+  // Free bytes whose execution pages are still committed (whole pages).
+  uint64_t retained_bytes() const;
 
  private:
   struct LiveAllocation {
@@ -94,6 +130,7 @@ class DeviceMemory {
   // failed.
   const uint64_t view_bytes_;
   const uint64_t reserved_bytes_;
+  const uint64_t retain_limit_;
   uintptr_t device_view_ = 0;
   int reservation_errno_ = 0;
   intptr_t execution_offset_ = 0;
@@ -102,6 +139,10 @@ class DeviceMemory {
   // Device address -> allocation.
   absl::btree_map<uintptr_t, LiveAllocation> live_ ABSL_GUARDED_BY(mu_);
   uint64_t bytes_in_use_ ABSL_GUARDED_BY(mu_) = 0;
+  // Free ranges (offsets into the views) whose execution pages are read/write
+  // (Note [Retained execution pages]); always inside ranges_' holes, and at
+  // most retain_limit_ bytes.
+  RangeSet retained_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace openreg::sim

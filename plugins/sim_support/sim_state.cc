@@ -22,15 +22,15 @@ std::unique_ptr<FaultInjector> MakeInjector(const FaultPlan& faults) {
 
 SimState::SimState(const char* driver_name, int32_t device_count,
                    uint64_t device_memory_bytes, StreamPriorityRange priorities,
-                   const FaultPlan& faults)
+                   const FaultPlan& faults, uint64_t retain_freed_bytes)
     : driver_name_(driver_name),
       device_memory_bytes_(device_memory_bytes),
       priorities_(priorities),
       faults_(MakeInjector(faults)) {
   device_memory_.reserve(device_count);
   for (int32_t device = 0; device < device_count; ++device) {
-    device_memory_.push_back(
-        std::make_unique<DeviceMemory>(device, device_memory_bytes));
+    device_memory_.push_back(std::make_unique<DeviceMemory>(
+        device, device_memory_bytes, retain_freed_bytes));
   }
 }
 

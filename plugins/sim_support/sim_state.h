@@ -39,10 +39,13 @@ struct StreamPriorityRange {
 class SimState {
  public:
   // `driver_name` (a string literal) names the devices. `faults` says which
-  // calls fail (Note [Injected faults]); by default none.
+  // calls fail (Note [Injected faults]); by default none. Each device keeps
+  // up to `retain_freed_bytes` of freed execution pages (Note [Retained
+  // execution pages] in device_memory.h).
   SimState(const char* driver_name, int32_t device_count,
            uint64_t device_memory_bytes, StreamPriorityRange priorities,
-           const FaultPlan& faults = FaultPlan{});
+           const FaultPlan& faults = FaultPlan{},
+           uint64_t retain_freed_bytes = kDefaultRetainFreedBytes);
   virtual ~SimState();
 
   SimState(const SimState&) = delete;

@@ -7,7 +7,7 @@ namespace openreg::threaded_sim {
 DriverState::DriverState(const ThreadedSimConfig& config)
     : SimState(kDriverName, config.shared.device_count,
                config.shared.device_memory_bytes, kStreamPriorities,
-               config.shared.faults) {
+               config.shared.faults, config.shared.retain_freed_bytes) {
   devices_.reserve(config.shared.device_count);
   for (int32_t device = 0; device < config.shared.device_count; ++device) {
     devices_.push_back(std::make_unique<Device>(device, config.options));

@@ -121,9 +121,9 @@ openreg_status ParseOptions(const char* options, DriverOptions* out) {
     if (key == nullptr) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   absl::StrFormat("context_create: unknown option key \"%s\" "
-                                  "in options \"%s\"; valid keys: %s, and "
-                                  "the fault_* keys of "
-                                  "docs/fault_injection.md",
+                                  "in options \"%s\"; valid keys: %s, "
+                                  "retain_freed_memory and the fault_* keys "
+                                  "of docs/fault_injection.md",
                                   name, options, ValidKeys()));
     }
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) {

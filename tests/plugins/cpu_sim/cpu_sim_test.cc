@@ -238,6 +238,21 @@ TEST_F(CpuSimLifecycleTest, AcceptsNoOptions) {
   EXPECT_EQ(context, nullptr);
 }
 
+// The option both simulated drivers share (sim::ParseConfig) reaches cpu_sim.
+TEST_F(CpuSimLifecycleTest, AcceptsRetainFreedMemory) {
+  openreg_context context = nullptr;
+  const openreg_driver_config bad =
+      Config(1, kCapacity, "retain_freed_memory=-1");
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->context_create(&bad, &context),
+                        {"retain_freed_memory=\"-1\"", "KiB, MiB or GiB"}));
+  EXPECT_EQ(context, nullptr);
+  const openreg_driver_config good =
+      Config(1, kCapacity, "retain_freed_memory=0");
+  ASSERT_EQ(api_->context_create(&good, &context), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->context_destroy(context), OPENREG_SUCCESS);
+}
+
 // --- Messages ----------------------------------------------------------------
 // The conformance suite checks the statuses; these check that cpu_sim's
 // messages say what was expected and what was found.

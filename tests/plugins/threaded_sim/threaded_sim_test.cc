@@ -281,7 +281,8 @@ TEST_F(ThreadedSimTest, AcceptsEveryDocumentedOption) {
   Init(
       " execution_slots = 4 , "
       "adversarial=1,adversarial_seed=18446744073709551615,"
-      "adversarial_max_delay_us=0,idle_release_ms=0,queue_depth=2,");
+      "adversarial_max_delay_us=0,idle_release_ms=0,queue_depth=2,"
+      "retain_freed_memory=8MiB");
 }
 
 TEST_F(ThreadedSimTest, OptionErrorsNameTheKeyAndWhatIsValid) {
@@ -305,6 +306,8 @@ TEST_F(ThreadedSimTest, OptionErrorsNameTheKeyAndWhatIsValid) {
       {"queue_depth=1048577", {"queue_depth=\"1048577\""}},
       {"execution_slots", {"\"execution_slots\"", "has no value"}},
       {"adversarial=1,adversarial=0", {"\"adversarial\"", "more than once"}},
+      {"retain_freed_memory=lots",
+       {"retain_freed_memory=\"lots\"", "KiB, MiB or GiB"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.options);
