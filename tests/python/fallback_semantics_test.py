@@ -102,6 +102,14 @@ def test_embedding_bag_modes_whose_bookkeeping_shapes_differ_from_the_meta_kerne
         )
 
 
+def test_unreduced_multilabel_margin_loss_of_one_sample_is_a_scalar_as_on_cpu():
+    # The meta kernel says [1]; the CPU kernel (the reference) returns a scalar (module_db found it).
+    x, target = torch.randn(10), torch.tensor([0, 5, 8, 7, 6, 2, 7, 5, 0, 9])
+    expected = F.multilabel_margin_loss(x, target, reduction="none")
+    assert expected.shape == ()
+    assert_same(F.multilabel_margin_loss(x.to("openreg"), target.to("openreg"), reduction="none"), expected)
+
+
 def test_batch_norm_in_evaluation_mode_returns_the_cpu_kernel_shapes():
     x, mean, var = torch.randn(4, 3), torch.randn(3), torch.rand(3) + 0.5
     expected = torch.native_batch_norm(x, None, None, mean, var, False, 0.1, 1e-5)
