@@ -74,6 +74,19 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
 }
 
+// Ops ATen gives a CompositeExplicitAutograd kernel (for every device without
+// its own) besides their CPU kernel: without a registration openreg would run
+// that composite, which computes the statistics in another order than the CPU
+// kernel, so results differ from the CPU's in the last bits and the
+// differences grow through a Transformer's gradients (module_db found them).
+// The CPU fallback runs the CPU kernel itself. Their backward ops have CPU
+// kernels only, so the fallback runs those already.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* op : {"native_layer_norm", "native_group_norm"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+  }
+}
+
 // Sparse and quantized tensors, and the ops that make them from strided
 // ones: see layout_fallback.h.
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {

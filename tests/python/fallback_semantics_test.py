@@ -116,3 +116,24 @@ def test_batch_norm_in_evaluation_mode_returns_the_cpu_kernel_shapes():
     result = torch.native_batch_norm(x.to("openreg"), None, None, mean.to("openreg"), var.to("openreg"), False, 0.1, 1e-5)
     for got, want in zip(result, expected):
         assert_same(got, want)
+
+
+def test_layer_and_group_norm_run_the_cpu_kernels_exactly():
+    # ATen's composite kernels for other devices compute the statistics in
+    # another order; openreg must run the CPU kernels, forward and backward,
+    # and match them bit for bit (module_db's Transformer gradients found it).
+    torch.manual_seed(0)
+    x = torch.randn(16, 3, 40) * 5 + 3
+    cases = [
+        (lambda t, w, b: F.layer_norm(t, (40,), w, b), torch.randn(40), torch.randn(40)),
+        (lambda t, w, b: F.group_norm(t, 3, w, b), torch.randn(3), torch.randn(3)),
+    ]
+    for norm, weight, bias in cases:
+        cotangent = torch.randn_like(x)
+        results = []
+        for device in ("cpu", "openreg"):
+            leaves = [v.to(device).requires_grad_() for v in (x, weight, bias)]
+            out = norm(*leaves)
+            results.append((out, *torch.autograd.grad(out, leaves, cotangent.to(device))))
+        for got, want in zip(results[1], results[0]):
+            assert_same(got, want, atol=0, rtol=0)

@@ -104,7 +104,7 @@ def tolerance_for(op, dtype: torch.dtype, comparison: CpuComparison = OP_DB_COMP
     1e-3; the OpInfo's overrides for every test or for that one loosen it.
     Most ops run the CPU's own kernel and match exactly, but ops ATen
     implements once for every device but the CPU (CompositeExplicitAutograd
-    kernels, such as native_layer_norm's) compute in another order.
+    kernels, such as addr's) compute in another order.
     Another `comparison` starts from its own tolerance.
     """
     atol, rtol = comparison.tolerance or _default_tolerance(dtype)
