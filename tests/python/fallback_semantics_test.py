@@ -118,15 +118,17 @@ def test_batch_norm_in_evaluation_mode_returns_the_cpu_kernel_shapes():
         assert_same(got, want)
 
 
-def test_layer_and_group_norm_run_the_cpu_kernels_exactly():
-    # ATen's composite kernels for other devices compute the statistics in
-    # another order; openreg must run the CPU kernels, forward and backward,
-    # and match them bit for bit (module_db's Transformer gradients found it).
+def test_ops_with_a_composite_for_other_devices_run_the_cpu_kernels_exactly():
+    # ATen's composite kernels for other devices (layer and group norm, addr)
+    # compute in another order; openreg must run the CPU kernels, forward and
+    # backward, and match them bit for bit (module_db's Transformer gradients
+    # found it).
     torch.manual_seed(0)
     x = torch.randn(16, 3, 40) * 5 + 3
     cases = [
         (lambda t, w, b: F.layer_norm(t, (40,), w, b), torch.randn(40), torch.randn(40)),
         (lambda t, w, b: F.group_norm(t, 3, w, b), torch.randn(3), torch.randn(3)),
+        (lambda t, u, v: torch.addr(t[0], u, v, beta=0.7, alpha=1.3).expand_as(t), torch.randn(3), torch.randn(40)),
     ]
     for norm, weight, bias in cases:
         cotangent = torch.randn_like(x)
