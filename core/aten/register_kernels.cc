@@ -93,6 +93,34 @@ TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
          torch::CppFunction::makeFromBoxedFunction<&LayoutCopyFrom>());
 }
 
+// Registers `kernel` as the `openreg_key` kernel of every aten op that has a
+// kernel for `cpu_key`, no `openreg_key` kernel yet, and passes `wanted`.
+template <void (*kernel)(const c10::OperatorHandle&, c10::DispatchKeySet,
+                         torch::jit::Stack*)>
+void RegisterForOpsWithKernel(
+    c10::DispatchKey cpu_key, c10::DispatchKey openreg_key,
+    bool (*wanted)(const c10::OperatorHandle&)) {
+  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
+  // Registrations last as long as the process: never destroyed.
+  auto* library = new torch::Library(torch::Library::IMPL, "aten", openreg_key,
+                                     __FILE__, __LINE__);
+  for (const c10::OperatorName& name :
+       dispatcher.getAllOpNamesForDispatchKey(cpu_key)) {
+    constexpr std::string_view kNamespace = "aten::";
+    if (!name.name.starts_with(kNamespace)) continue;
+    const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
+    if (!op.has_value() || op->hasKernelForDispatchKey(openreg_key) ||
+        !wanted(*op)) {
+      continue;
+    }
+    const std::string unqualified =
+        name.name.substr(kNamespace.size()) +
+        (name.overload_name.empty() ? "" : "." + name.overload_name);
+    library->impl(unqualified.c_str(),
+                  torch::CppFunction::makeFromBoxedFunction<kernel>());
+  }
+}
+
 // Every aten op with a CPU kernel for a sparse or quantized layout gets the
 // layout fallback as its openreg kernel for that layout. A fallback alone is
 // not enough: an op with a CompositeExplicitAutograd default (is_coalesced,
@@ -104,24 +132,9 @@ const bool layout_kernels_registered = [] {
       {c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1},
       {c10::DispatchKey::QuantizedCPU, c10::DispatchKey::QuantizedPrivateUse1},
   };
-  c10::Dispatcher& dispatcher = c10::Dispatcher::singleton();
   for (const auto& [cpu_key, openreg_key] : kLayouts) {
-    // Registrations last as long as the process: never destroyed.
-    auto* library = new torch::Library(torch::Library::IMPL, "aten",
-                                       openreg_key, __FILE__, __LINE__);
-    for (const c10::OperatorName& name :
-         dispatcher.getAllOpNamesForDispatchKey(cpu_key)) {
-      constexpr std::string_view kNamespace = "aten::";
-      if (!name.name.starts_with(kNamespace)) continue;
-      const std::optional<c10::OperatorHandle> op = dispatcher.findOp(name);
-      if (!op.has_value() || op->hasKernelForDispatchKey(openreg_key)) continue;
-      const std::string unqualified =
-          name.name.substr(kNamespace.size()) +
-          (name.overload_name.empty() ? "" : "." + name.overload_name);
-      library->impl(
-          unqualified.c_str(),
-          torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
-    }
+    RegisterForOpsWithKernel<&LayoutFallback>(
+        cpu_key, openreg_key, [](const c10::OperatorHandle&) { return true; });
   }
   return true;
 }();
@@ -136,6 +149,25 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
     m.impl(op, torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
   }
 }
+
+// Ops with a CPU kernel and a CompositeExplicitAutograd kernel (which ATen
+// runs on every device without a kernel of its own) get the CPU fallback as
+// their openreg kernel. Without it openreg would run the composite, which
+// computes in another order than the CPU kernel: native_layer_norm's and
+// native_group_norm's statistics, addr's product and sum differ from the
+// CPU's in the last bits, and through a Transformer's gradients by more than
+// float32's default tolerance (module_db found it). Their backward ops have
+// CPU kernels only, which the fallback runs already. Last in this file, so
+// the kernels registered above for PrivateUse1 stay.
+const bool cpu_kernels_over_composites_registered = [] {
+  RegisterForOpsWithKernel<&CpuFallback>(
+      c10::DispatchKey::CPU, c10::DispatchKey::PrivateUse1,
+      [](const c10::OperatorHandle& op) {
+        return op.hasKernelForDispatchKey(
+            c10::DispatchKey::CompositeExplicitAutograd);
+      });
+  return true;
+}();
 
 }  // namespace
 }  // namespace openreg

@@ -102,9 +102,40 @@ def test_embedding_bag_modes_whose_bookkeeping_shapes_differ_from_the_meta_kerne
         )
 
 
+def test_unreduced_multilabel_margin_loss_of_one_sample_is_a_scalar_as_on_cpu():
+    # The meta kernel says [1]; the CPU kernel (the reference) returns a scalar (module_db found it).
+    x, target = torch.randn(10), torch.tensor([0, 5, 8, 7, 6, 2, 7, 5, 0, 9])
+    expected = F.multilabel_margin_loss(x, target, reduction="none")
+    assert expected.shape == ()
+    assert_same(F.multilabel_margin_loss(x.to("openreg"), target.to("openreg"), reduction="none"), expected)
+
+
 def test_batch_norm_in_evaluation_mode_returns_the_cpu_kernel_shapes():
     x, mean, var = torch.randn(4, 3), torch.randn(3), torch.rand(3) + 0.5
     expected = torch.native_batch_norm(x, None, None, mean, var, False, 0.1, 1e-5)
     result = torch.native_batch_norm(x.to("openreg"), None, None, mean.to("openreg"), var.to("openreg"), False, 0.1, 1e-5)
     for got, want in zip(result, expected):
         assert_same(got, want)
+
+
+def test_ops_with_a_composite_for_other_devices_run_the_cpu_kernels_exactly():
+    # ATen's composite kernels for other devices (layer and group norm, addr)
+    # compute in another order; openreg must run the CPU kernels, forward and
+    # backward, and match them bit for bit (module_db's Transformer gradients
+    # found it).
+    torch.manual_seed(0)
+    x = torch.randn(16, 3, 40) * 5 + 3
+    cases = [
+        (lambda t, w, b: F.layer_norm(t, (40,), w, b), torch.randn(40), torch.randn(40)),
+        (lambda t, w, b: F.group_norm(t, 3, w, b), torch.randn(3), torch.randn(3)),
+        (lambda t, u, v: torch.addr(t[0], u, v, beta=0.7, alpha=1.3).expand_as(t), torch.randn(3), torch.randn(40)),
+    ]
+    for norm, weight, bias in cases:
+        cotangent = torch.randn_like(x)
+        results = []
+        for device in ("cpu", "openreg"):
+            leaves = [v.to(device).requires_grad_() for v in (x, weight, bias)]
+            out = norm(*leaves)
+            results.append((out, *torch.autograd.grad(out, leaves, cotangent.to(device))))
+        for got, want in zip(results[1], results[0]):
+            assert_same(got, want, atol=0, rtol=0)

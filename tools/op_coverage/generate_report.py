@@ -1,15 +1,18 @@
-"""Writes docs/op_coverage.md from the last run of //tests/python:op_db_test_*.
+"""Writes docs/op_coverage.md from the last run of //tests/python:op_db_test_*
+(or, with --suite module_db, its module database section from the last run
+of //tests/python:module_db_test_*; each suite's part is kept when the other
+is regenerated).
 
 Usage (from the repository root; the header of the report repeats it):
 
     bazel test //tests/python:op_db_test_cpu_sim //tests/python:op_db_test_threaded_sim; \\
         "${OPENREG_VENV:-$HOME/.cache/openreg/venv}/bin/python" tools/op_coverage/generate_report.py
 
-Reads each shard's op_results.json (Bazel's undeclared outputs) and test.xml
-(skips decided before a test ran, and run times) under bazel-testlogs.
-With --update-expectations it also rewrites
-tests/python/op_coverage/expected_failures/<driver>.json to the failures of
-that run, which is how a fix shrinks the list.
+Reads each shard's op_results.json (module_results.json; Bazel's undeclared
+outputs) and test.xml (skips decided before a test ran, and run times) under
+bazel-testlogs. With --update-expectations it also rewrites
+tests/python/op_coverage/expected_failures/<driver>.json (module_db/<driver>.json)
+to the failures of that run, which is how a fix shrinks the list.
 """
 
 import argparse
@@ -25,11 +28,19 @@ from typing import Dict, List, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVERS = ("cpu_sim", "threaded_sim")
-TARGET = "op_db_test"
-COMMAND = (
-    "bazel test //tests/python:op_db_test_cpu_sim //tests/python:op_db_test_threaded_sim; "
-    '"${OPENREG_VENV:-$HOME/.cache/openreg/venv}/bin/python" tools/op_coverage/generate_report.py'
-)
+
+
+
+def command(suite: str) -> str:
+    """How to regenerate a suite's part of the report."""
+    targets = " ".join(f"//tests/python:{suite}_test_{driver}" for driver in DRIVERS)
+    flags = "" if suite == "op_db" else f" --suite {suite}"
+    return f'bazel test {targets}; "${{OPENREG_VENV:-$HOME/.cache/openreg/venv}}/bin/python" tools/op_coverage/generate_report.py{flags}'
+
+
+COMMAND = command("op_db")
+# The module database's part of the report: from this heading to the end of the file.
+MODULE_DB_HEADING = "## Module database (module_db)"
 # Known-failure reasons are kept to one line of this length in the expectations files.
 REASON_LENGTH = 240
 LAYOUTS_SECTION = os.path.join(ROOT, "tools", "op_coverage", "sparse_and_quantized.md")
@@ -41,8 +52,9 @@ import expectations  # noqa: E402  (the key of an OpInfo's run in one dtype, and
 class DriverRun:
     """Every shard's results for one driver."""
 
-    def __init__(self, driver: str):
+    def __init__(self, driver: str, suite: str = "op_db"):
         self.driver = driver
+        self.suite = suite
         # expectations.key(op, dtype) -> [(sample index, status, reason)]
         self.ops: Dict[str, List[Tuple[int, str, str]]] = {}
         self.unexpected_passes: Dict[str, List[int]] = {}
@@ -50,7 +62,7 @@ class DriverRun:
         self.shard_seconds: List[float] = []
 
     def load(self, testlogs: str) -> None:
-        base = os.path.join(testlogs, "tests", "python", f"{TARGET}_{self.driver}")
+        base = os.path.join(testlogs, "tests", "python", f"{self.suite}_test_{self.driver}")
         shard_dirs = sorted(glob.glob(os.path.join(base, "shard_*_of_*"))) or [base]
         for shard in shard_dirs:
             self._load_results(shard)
@@ -58,15 +70,16 @@ class DriverRun:
 
     def _load_results(self, shard: str) -> None:
         outputs = os.path.join(shard, "test.outputs")
+        name = "op_results.json" if self.suite == "op_db" else f"{self.suite.replace('_db', '')}_results.json"
         text = None
-        if os.path.exists(os.path.join(outputs, "op_results.json")):
-            with open(os.path.join(outputs, "op_results.json")) as file:
+        if os.path.exists(os.path.join(outputs, name)):
+            with open(os.path.join(outputs, name)) as file:
                 text = file.read()
         elif os.path.exists(os.path.join(outputs, "outputs.zip")):
             with zipfile.ZipFile(os.path.join(outputs, "outputs.zip")) as archive:
-                text = archive.read("op_results.json").decode()
+                text = archive.read(name).decode()
         if text is None:
-            sys.exit(f"{shard} has no op_results.json: run the tests first:\n  {COMMAND}")
+            sys.exit(f"{shard} has no {name}: run the tests first:\n  {command(self.suite)}")
         results = json.loads(text)
         for op, outcomes in results["ops"].items():
             self.ops[op] = [tuple(outcome) for outcome in outcomes]
@@ -118,8 +131,8 @@ def index_ranges(indices: List[int]) -> str:
     return ", ".join(parts)
 
 
-def percent(part: int, whole: int) -> str:
-    return f"{100.0 * part / whole:.1f}%" if whole else "n/a"
+def percent(part: int, whole: int, digits: int = 1) -> str:
+    return f"{100.0 * part / whole:.{digits}f}%" if whole else "n/a"
 
 
 def test_name_of(op_full_name: str, dtype: str) -> str:
@@ -177,28 +190,14 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         "",
         "## Totals",
         "",
-        "| driver | dtype | OpInfos run | samples | passed | failed | skipped | pass rate |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for run in runs:
-        for dtype in list(expectations.DTYPES) + [None]:
-            total = run.totals(dtype)
-            samples = sum(total.values())
-            label = dtype or "**all**"
-            lines.append(
-                f"| {run.driver} | {label} | {len(run.keys_of(dtype))} | {samples} | {total['passed']} | "
-                f"{total['failed']} | {total['skipped']} | {percent(total['passed'], samples)} |"
-            )
+    lines += totals_table(runs, expectations.DTYPES, "OpInfos")
     lines += [
         "",
         "Shard run times (the test's shards, each a Bazel test action):",
         "",
     ]
-    for run in runs:
-        lines.append(
-            f"- {run.driver}: {len(run.shard_seconds)} shards, "
-            f"{max(run.shard_seconds, default=0):.0f} s longest, {sum(run.shard_seconds):.0f} s together"
-        )
+    lines += shard_time_lines(runs)
     lines += ["", "## Failures and skips by kind", ""]
     for run in runs:
         kinds = collections.Counter()
@@ -208,12 +207,7 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         lines.append("")
         lines += [f"- {count} × {kind}" for kind, count in kinds.most_common()] or ["- none"]
         lines.append("")
-    unexpected = {run.driver: run.unexpected_passes for run in runs if run.unexpected_passes}
-    if unexpected:
-        lines += ["## Listed as failing but passed (remove from the expectations)", ""]
-        for driver, ops in unexpected.items():
-            lines += [f"- {driver}: {op} samples {index_ranges(indices)}" for op, indices in sorted(ops.items())]
-        lines.append("")
+    lines += unexpected_pass_lines(runs, "##", "samples")
     # Hand-written: what op_db's strided samples cannot say about other layouts.
     with open(LAYOUTS_SECTION) as file:
         lines += file.read().rstrip("\n").split("\n") + [""]
@@ -235,19 +229,119 @@ def write_report(runs: List[DriverRun], path: str) -> None:
     for run in runs:
         lines += [f"### {run.driver}", ""]
         for op in all_ops:
-            grouped = collections.defaultdict(list)
-            for index, status, reason in run.ops.get(op, []):
-                if status != "passed":
-                    grouped[(status, one_line(reason))].append(index)
-            for (status, reason), indices in sorted(grouped.items()):
-                reason = reason.replace("|", "\\|")
-                lines.append(f"- `{op}` samples {index_ranges(indices)}, {status}: {reason}")
+            lines += not_passed_lines(run, op, "samples")
         lines.append("")
     lines += ["## OpInfos with no samples run", ""]
     lines += [f"- `{op}`: {reason}" for op, reason in sorted(not_run_reasons(runs).items())]
     lines.append("")
+    _, module_section = split_report(path)
     with open(path, "w") as file:
-        file.write("\n".join(lines))
+        file.write("\n".join(lines) + module_section)
+
+
+def shard_time_lines(runs: List[DriverRun]) -> List[str]:
+    return [
+        f"- {run.driver}: {len(run.shard_seconds)} shards, "
+        f"{max(run.shard_seconds, default=0):.0f} s longest, {sum(run.shard_seconds):.0f} s together"
+        for run in runs
+    ]
+
+
+def unexpected_pass_lines(runs: List[DriverRun], heading: str, what: str) -> List[str]:
+    unexpected = {run.driver: run.unexpected_passes for run in runs if run.unexpected_passes}
+    if not unexpected:
+        return []
+    lines = [f"{heading} Listed as failing but passed (remove from the expectations)", ""]
+    for driver, ops in unexpected.items():
+        lines += [f"- {driver}: {op} {what} {index_ranges(indices)}" for op, indices in sorted(ops.items())]
+    return lines + [""]
+
+
+def not_passed_lines(run: DriverRun, key: str, what: str, listed: Dict[str, Dict[str, str]] = None) -> List[str]:
+    """One line per (status, reason) of the run `key`'s samples that did not pass, with their indices.
+
+    A failure's reason is the one `listed` (the expectations) gives for it, if any.
+    """
+    known = (listed or {}).get(key, {})
+    grouped = collections.defaultdict(list)
+    for index, status, reason in run.ops.get(key, []):
+        if status != "passed":
+            grouped[(status, one_line(known.get(str(index), reason)))].append(index)
+    return [
+        f"- `{key}` {what} {index_ranges(indices)}, {status}: " + reason.replace("|", "\\|")
+        for (status, reason), indices in sorted(grouped.items())
+    ]
+
+
+def split_report(path: str) -> Tuple[str, str]:
+    """The report's op_db part and its module database section (from MODULE_DB_HEADING on)."""
+    try:
+        with open(path) as file:
+            text = file.read()
+    except FileNotFoundError:
+        return "", ""
+    start = text.find("\n" + MODULE_DB_HEADING + "\n")
+    return (text, "") if start < 0 else (text[: start + 1], text[start + 1 :])
+
+
+def totals_table(runs: List[DriverRun], dtypes: Tuple[str, ...], what: str, digits: int = 1) -> List[str]:
+    lines = [
+        f"| driver | dtype | {what} run | samples | passed | failed | skipped | pass rate |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in runs:
+        for dtype in list(dtypes) + [None]:
+            total = run.totals(dtype)
+            samples = sum(total.values())
+            lines.append(
+                f"| {run.driver} | {dtype or '**all**'} | {len(run.keys_of(dtype))} | {samples} | {total['passed']} | "
+                f"{total['failed']} | {total['skipped']} | {percent(total['passed'], samples, digits)} |"
+            )
+    return lines
+
+
+def write_module_section(runs: List[DriverRun], path: str) -> None:
+    """Replaces (or appends) the module database section of the report at `path`."""
+    lines = [
+        MODULE_DB_HEADING,
+        "",
+        "Generated by `tools/op_coverage/generate_report.py --suite module_db` from `//tests/python:module_db_test_*`.",
+        "Regenerate with:",
+        "",
+        "```bash",
+        command("module_db"),
+        "```",
+        "",
+        "Every input of every ModuleInfo in `torch.testing._internal.common_modules.module_db`, in float32 and",
+        "float64, in training mode (and in evaluation mode too, as `<module>.eval`, where the ModuleInfo says the",
+        "two differ), runs on the CPU and on `openreg` as PyTorch's `TestModule.test_cpu_gpu_parity` runs CUDA:",
+        "the module is built from the same seed on both sides and the openreg one gets the CPU one's parameters",
+        "and buffers; the forward results, the gradients of the inputs and of every parameter (for cotangents",
+        "drawn on the CPU) and the buffers after the call must match within `assert_close`'s default tolerance",
+        "for the dtype, loosened where the ModuleInfo overrides it for that test",
+        "(`tests/python/op_coverage/module_checks.py`, `module_db_test.py`). Known failures are in",
+        "`tests/python/op_coverage/expected_failures/module_db/<driver>.json`, keyed like op_db's",
+        "(`<module>[<dtype>]` for float64); any other failure fails the test, and a listed input that passes is",
+        "reported below. A sample is one (module, dtype, mode, input).",
+        "",
+        "### Totals",
+        "",
+    ]
+    # Two decimals: the target (99%) is met by far, and one failure in thousands must not read 100.0%.
+    lines += totals_table(runs, ("float32", "float64"), "ModuleInfos", digits=2)
+    lines += ["", "Shard run times:", ""]
+    lines += shard_time_lines(runs)
+    lines += ["", "### Expected failures and skips", ""]
+    for run in runs:
+        listed = expectations.load(run.driver, "module_db")
+        lines += [f"**{run.driver}**", ""]
+        entries = [line for key in sorted(run.ops, key=report_order) for line in not_passed_lines(run, key, "inputs", listed)]
+        lines += entries or ["- none"]
+        lines.append("")
+    lines += unexpected_pass_lines(runs, "###", "inputs")
+    before, _ = split_report(path)
+    with open(path, "w") as file:
+        file.write(before.rstrip("\n") + "\n\n" + "\n".join(lines))
 
 
 def update_expectations(run: DriverRun) -> None:
@@ -256,7 +350,7 @@ def update_expectations(run: DriverRun) -> None:
     A sample that was listed already keeps the reason written for it (which
     may explain the failure rather than repeat it); a new one gets its error.
     """
-    listed = expectations.load(run.driver)
+    listed = expectations.load(run.driver, run.suite)
     failures = {}
     for op, outcomes in sorted(run.ops.items()):
         known = listed.get(op, {})
@@ -267,7 +361,7 @@ def update_expectations(run: DriverRun) -> None:
         }
         if failed:
             failures[op] = dict(sorted(failed.items(), key=lambda item: int(item[0])))
-    with open(expectations.path_for(run.driver), "w") as file:
+    with open(expectations.path_for(run.driver, run.suite), "w") as file:
         json.dump(failures, file, indent=1)
         file.write("\n")
 
@@ -277,15 +371,19 @@ def main() -> int:
     parser.add_argument("--testlogs", default=os.path.join(ROOT, "bazel-testlogs"))
     parser.add_argument("--output", default=os.path.join(ROOT, "docs", "op_coverage.md"))
     parser.add_argument("--update-expectations", action="store_true")
+    parser.add_argument("--suite", choices=expectations.SUITES, default="op_db")
     args = parser.parse_args()
     runs = []
     for driver in DRIVERS:
-        run = DriverRun(driver)
+        run = DriverRun(driver, args.suite)
         run.load(args.testlogs)
         runs.append(run)
         if args.update_expectations:
             update_expectations(run)
-    write_report(runs, args.output)
+    if args.suite == "op_db":
+        write_report(runs, args.output)
+    else:
+        write_module_section(runs, args.output)
     return 0
 
 

@@ -1,7 +1,7 @@
-"""The checked-in list of known failures, one file per driver.
+"""The checked-in list of known failures, one file per driver and suite.
 
-`expected_failures/<driver>.json` maps a key naming an OpInfo and a dtype
-(see `key`) to {sample index: reason}. A sample that fails and is not listed fails the
+`expected_failures/<driver>.json` (op_db) and `expected_failures/module_db/<driver>.json`
+map a key naming an OpInfo (or ModuleInfo) and a dtype (see `key`) to {sample index: reason}. A sample that fails and is not listed fails the
 build; a listed sample that passes is reported, so the list only shrinks.
 """
 
@@ -31,14 +31,21 @@ def split_key(run_key: str):
     return run_key, "float32"
 
 
-def path_for(driver: str) -> str:
-    return os.path.join(EXPECTATIONS_DIR, f"{driver}.json")
+# The suites with expectations: op_db's OpInfos and module_db's ModuleInfos.
+SUITES = ("op_db", "module_db")
 
 
-def load(driver: str) -> Dict[str, Dict[str, str]]:
+def path_for(driver: str, suite: str = "op_db") -> str:
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}: expected one of {SUITES}")
+    folder = EXPECTATIONS_DIR if suite == "op_db" else os.path.join(EXPECTATIONS_DIR, suite)
+    return os.path.join(folder, f"{driver}.json")
+
+
+def load(driver: str, suite: str = "op_db") -> Dict[str, Dict[str, str]]:
     """{key(op, dtype): {sample index as a string: reason}}; empty when the driver has no file."""
     try:
-        with open(path_for(driver)) as file:
+        with open(path_for(driver, suite)) as file:
             return json.load(file)
     except FileNotFoundError:
         return {}

@@ -12,7 +12,6 @@ Bazel shards this file (shard_count in BUILD.bazel): each shard takes every
 N-th OpInfo.
 """
 
-import json
 import os
 import warnings
 
@@ -22,40 +21,16 @@ from torch.testing._internal.common_device_type import instantiate_device_type_t
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.testing._internal.common_utils import TestCase
 
+import coverage_run
 import expectations
 import sample_checks
 
-DRIVER = os.environ.get("OPENREG_DRIVER", "cpu_sim")
-KNOWN_FAILURES = expectations.load(DRIVER)
+RECORDER = coverage_run.Recorder(os.environ.get("OPENREG_DRIVER", "cpu_sim"), "op_db", "op_results.json")
 DTYPES = tuple(getattr(torch, name) for name in expectations.DTYPES)
-RESULTS = {"driver": DRIVER, "ops": {}, "unexpected_passes": {}}
-
-
-def ops_of_this_shard(all_ops):
-    """Every N-th OpInfo for Bazel's shard N; all of them when not sharded."""
-    total = int(os.environ.get("TEST_TOTAL_SHARDS", "1"))
-    index = int(os.environ.get("TEST_SHARD_INDEX", "0"))
-    status_file = os.environ.get("TEST_SHARD_STATUS_FILE")
-    if status_file:
-        # Tells Bazel this test shards itself.
-        open(status_file, "a").close()
-    return all_ops[index::total]
-
-
-def save_results() -> None:
-    outputs = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
-    if not outputs:
-        return
-    with open(os.path.join(outputs, "op_results.json"), "w") as file:
-        json.dump(RESULTS, file, indent=0, sort_keys=True)
-
-
-def describe(outcomes) -> str:
-    return "\n".join(f"  sample {o.index}: {o.reason}" for o in outcomes)
 
 
 class TestOpDb(TestCase):
-    @ops(ops_of_this_shard(op_db), allowed_dtypes=DTYPES)
+    @ops(coverage_run.of_this_shard(op_db), allowed_dtypes=DTYPES)
     def test_samples(self, device, dtype, op):
         # @ops offers the dtypes the OpInfo declares for any device but CUDA;
         # the CPU is the reference, so only its dtypes are compared.
@@ -66,22 +41,7 @@ class TestOpDb(TestCase):
             # Deprecation and performance warnings of the ops themselves.
             warnings.simplefilter("ignore")
             outcomes = sample_checks.check_op(op, dtype, device)
-        known = KNOWN_FAILURES.get(name, {})
-        RESULTS["ops"][name] = [[o.index, o.status, o.reason] for o in outcomes]
-        passes = expectations.unexpected_passes(known, outcomes)
-        if passes:
-            RESULTS["unexpected_passes"][name] = [o.index for o in passes]
-            warnings.warn(
-                f"{name}: samples {[o.index for o in passes]} pass on {DRIVER} but are listed in "
-                f"{expectations.path_for(DRIVER)}; remove them from the list."
-            )
-        save_results()
-        failures = expectations.unexpected_failures(known, outcomes)
-        if failures:
-            self.fail(
-                f"{name}: {len(failures)} sample(s) fail on {DRIVER} that are not in "
-                f"{expectations.path_for(DRIVER)}:\n{describe(failures)}"
-            )
+        RECORDER.check(self, name, outcomes)
 
 
 instantiate_device_type_tests(TestOpDb, globals(), only_for="privateuse1")

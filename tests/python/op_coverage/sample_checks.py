@@ -12,6 +12,7 @@ import unittest
 from typing import Any, Callable, List, Optional, Tuple
 
 import torch
+from torch.testing._comparison import default_tolerances
 from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
 from torch.testing._internal.opinfo.core import DecorateInfo
 from torch.utils._pytree import tree_flatten, tree_map
@@ -20,12 +21,23 @@ from torch.utils._pytree import tree_flatten, tree_map
 # same inputs in every run.
 SAMPLE_SEED = 1234
 
-# The test whose OpInfo skips mean "the CPU result is not a reference for
-# another device" (uninitialized memory, random numbers).
-COMPARE_CPU_TEST = ("TestCommon", "test_compare_cpu")
 
-# (atol, rtol) of TestCommon.test_compare_cpu, for results and gradients.
-COMPARE_CPU_TOLERANCE = (1e-3, 1e-3)
+@dataclasses.dataclass(frozen=True)
+class CpuComparison:
+    """PyTorch's own test comparing a device with the CPU, whose skips and tolerance overrides apply here.
+
+    Its skips mean "the CPU result is not a reference for another device"
+    (uninitialized memory, random numbers). `tolerance` is the (atol, rtol)
+    it starts from; None means assert_close's default for the dtype.
+    """
+
+    kind: str  # "OpInfo" or "ModuleInfo", for messages
+    test: Tuple[str, str]  # (test class, test name) as DecorateInfo names them
+    tolerance: Optional[Tuple[float, float]]
+
+
+# TestCommon.test_compare_cpu allows 1e-3 for results and gradients.
+OP_DB_COMPARISON = CpuComparison("OpInfo", ("TestCommon", "test_compare_cpu"), (1e-3, 1e-3))
 
 
 @dataclasses.dataclass
@@ -43,18 +55,19 @@ class Tolerance:
     rtol: float
 
 
-def _decorate_infos(op) -> List[DecorateInfo]:
-    """The op's skips and decorators, each as a DecorateInfo (a bare decorator applies to every test)."""
+def _decorate_infos(info) -> List[DecorateInfo]:
+    """The skips and decorators of an OpInfo or a ModuleInfo (whose `decorators` hold its skips too),
+    each as a DecorateInfo (a bare decorator applies to every test)."""
     return [
-        info if isinstance(info, DecorateInfo) else DecorateInfo(info)
-        for info in list(op.skips) + list(op.decorators)
+        each if isinstance(each, DecorateInfo) else DecorateInfo(each)
+        for each in list(getattr(info, "skips", ())) + list(info.decorators or ())
     ]
 
 
-def declared_skip(op, dtype: torch.dtype) -> Optional[str]:
-    """The reason the OpInfo gives for not comparing the op with the CPU, if any."""
+def declared_skip(op, dtype: torch.dtype, comparison: CpuComparison = OP_DB_COMPARISON) -> Optional[str]:
+    """The reason the OpInfo (or ModuleInfo) gives for skipping its comparison with the CPU, if any."""
     for info in _decorate_infos(op):
-        if (info.cls_name, info.test_name) != COMPARE_CPU_TEST:
+        if (info.cls_name, info.test_name) != comparison.test:
             continue
         if info.dtypes is not None and dtype not in info.dtypes:
             continue
@@ -63,8 +76,14 @@ def declared_skip(op, dtype: torch.dtype) -> Optional[str]:
         for decorator in info.decorators:
             reason = _skip_reason(decorator)
             if reason is not None:
-                return f"the OpInfo skips its CPU comparison: {reason}"
+                return f"the {comparison.kind} skips its CPU comparison: {reason}"
     return None
+
+
+def _default_tolerance(dtype: torch.dtype) -> Tuple[float, float]:
+    """(atol, rtol) that assert_close (and TestCase.assertEqual) use for `dtype` when given none."""
+    rtol, atol = default_tolerances(dtype)
+    return atol, rtol
 
 
 def _skip_reason(decorator: Callable) -> Optional[str]:
@@ -78,18 +97,19 @@ def _skip_reason(decorator: Callable) -> Optional[str]:
     return None
 
 
-def tolerance_for(op, dtype: torch.dtype) -> Tolerance:
+def tolerance_for(op, dtype: torch.dtype, comparison: CpuComparison = OP_DB_COMPARISON) -> Tolerance:
     """The tolerance for comparing the op's `dtype` results with the CPU's.
 
     PyTorch's own device-versus-CPU test (TestCommon.test_compare_cpu) allows
     1e-3; the OpInfo's overrides for every test or for that one loosen it.
     Most ops run the CPU's own kernel and match exactly, but ops ATen
     implements once for every device but the CPU (CompositeExplicitAutograd
-    kernels, such as native_layer_norm's) compute in another order.
+    kernels, such as addr's) compute in another order.
+    Another `comparison` starts from its own tolerance.
     """
-    atol, rtol = COMPARE_CPU_TOLERANCE
+    atol, rtol = comparison.tolerance or _default_tolerance(dtype)
     for info in _decorate_infos(op):
-        if info.test_name not in (None, COMPARE_CPU_TEST[1]):
+        if info.test_name not in (None, comparison.test[1]):
             continue
         for decorator in info.decorators:
             if isinstance(decorator, toleranceOverride) and dtype in decorator.d:
@@ -100,7 +120,7 @@ def tolerance_for(op, dtype: torch.dtype) -> Tolerance:
     return Tolerance(atol, rtol)
 
 
-def _to_device(device: str) -> Callable:
+def to_device(device: str) -> Callable:
     def move(value):
         # SampleInput.transform passes dtypes too.
         if isinstance(value, torch.Tensor):
@@ -112,7 +132,7 @@ def _to_device(device: str) -> Callable:
 
 
 def _on_device(sample, device: str):
-    moved = sample.transform(_to_device(device))
+    moved = sample.transform(to_device(device))
     # Factory ops name the device in their keyword arguments.
     for key, value in list(moved.kwargs.items()):
         if isinstance(value, (str, torch.device)) and key == "device":
@@ -179,7 +199,7 @@ def _on_openreg(fn: Callable) -> Callable:
     return run
 
 
-def _check_call(cpu_fn: Callable, device_fn: Callable, tolerance: Tolerance, what: str) -> Any:
+def check_call(cpu_fn: Callable, device_fn: Callable, tolerance: Tolerance, what: str) -> Any:
     """Compares one call on both sides; returns the CPU result (None when it raised)."""
     cpu_result, cpu_error = _run(cpu_fn)
     device_result, device_error = _run(_on_openreg(device_fn))
@@ -218,7 +238,7 @@ def _check_gradients(op, cpu_sample, device_sample, cpu_result, tolerance: Toler
         return
     cotangents = [torch.randn_like(output) for output in outputs]
     device_cotangents = [c.to("openreg") for c in cotangents]
-    _check_call(
+    check_call(
         lambda: _gradients(op, cpu_sample, cotangents),
         lambda: _gradients(op, device_sample, device_cotangents),
         tolerance,
@@ -250,7 +270,7 @@ def _check_out(op, cpu_sample, device: str, cpu_result, tolerance: Tolerance) ->
         _call(op, cpu_copy, out=cpu_out)
         return cpu_out
 
-    _check_call(cpu_call, device_call, tolerance, "out=")
+    check_call(cpu_call, device_call, tolerance, "out=")
 
 
 def _check_inplace(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
@@ -266,7 +286,7 @@ def _check_inplace(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
 
         return call
 
-    _check_call(run(cpu_copy), run(device_copy), tolerance, "in-place")
+    check_call(run(cpu_copy), run(device_copy), tolerance, "in-place")
 
 
 def check_sample(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
@@ -274,7 +294,7 @@ def check_sample(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
     device_sample = _on_device(cpu_sample, device)
     torch.manual_seed(SAMPLE_SEED)
     cotangent_state = torch.get_rng_state()
-    cpu_result = _check_call(
+    cpu_result = check_call(
         lambda: _call(op, cpu_sample), lambda: _call(op, device_sample), tolerance, "result"
     )
     if cpu_result is None:
@@ -288,14 +308,14 @@ def check_sample(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
         _check_inplace(op, cpu_sample, device, tolerance)
 
 
-def _is_random(op, cpu_sample) -> bool:
-    """Whether the op's CPU results depend on the random seed."""
+def is_random(call: Callable[[], Any]) -> bool:
+    """Whether the results of `call` (on the CPU) depend on the random seed."""
     results = []
     for seed in (SAMPLE_SEED, SAMPLE_SEED + 1):
         torch.manual_seed(seed)
         try:
-            results.append(_to_cpu(_call(op, _detached_copy(cpu_sample))))
-        except Exception:  # a copy loses what the sample's storage holds beyond its view (as_strided)
+            results.append(_to_cpu(call()))
+        except Exception:  # e.g. a copy loses what the sample's storage holds beyond its view (as_strided)
             return False
     try:
         torch.testing.assert_close(results[0], results[1], equal_nan=True)
@@ -319,18 +339,31 @@ def check_op(op, dtype: torch.dtype, device: str) -> List[SampleOutcome]:
     """
     not_comparable = declared_skip(op, dtype)
     tolerance = tolerance_for(op, dtype)
-    outcomes = []
-    for index, sample in enumerate(cpu_samples(op, dtype)):
-        try:
-            check_sample(op, sample, device, tolerance)
-            outcomes.append(SampleOutcome(index, "passed"))
-        except AssertionError as error:
-            if not_comparable is not None:
-                outcomes.append(SampleOutcome(index, "skipped", not_comparable))
-            elif _is_random(op, sample):
-                outcomes.append(SampleOutcome(index, "skipped", "random: the CPU's values change with the seed"))
-            else:
-                outcomes.append(SampleOutcome(index, "failed", str(error)))
-        except Exception as error:  # a harness error is a failure too, with its reason
-            outcomes.append(SampleOutcome(index, "failed", f"{type(error).__name__}: {error}"))
-    return outcomes
+    return [
+        outcome_of(
+            index,
+            lambda: check_sample(op, sample, device, tolerance),
+            not_comparable,
+            lambda: _call(op, _detached_copy(sample)),
+        )
+        for index, sample in enumerate(cpu_samples(op, dtype))
+    ]
+
+
+def outcome_of(index: int, check: Callable[[], None], not_comparable: Optional[str], cpu_call: Callable) -> SampleOutcome:
+    """Runs `check` (which raises AssertionError on a difference from the CPU) and classifies it.
+
+    A difference is a skip when the CPU's result is no reference: the test
+    info says so (`not_comparable`), or `cpu_call`'s result changes with the seed.
+    """
+    try:
+        check()
+        return SampleOutcome(index, "passed")
+    except AssertionError as error:
+        if not_comparable is not None:
+            return SampleOutcome(index, "skipped", not_comparable)
+        if is_random(cpu_call):
+            return SampleOutcome(index, "skipped", "random: the CPU's values change with the seed")
+        return SampleOutcome(index, "failed", str(error))
+    except Exception as error:  # a harness error is a failure too, with its reason
+        return SampleOutcome(index, "failed", f"{type(error).__name__}: {error}")
