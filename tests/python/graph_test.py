@@ -361,3 +361,26 @@ for value in range(1, 6):
     result = run_python(program, env={"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=11,adversarial_max_delay_us=3000"})
     assert result.returncode == 0, result.stderr
     assert [float(v) for v in result.stdout.split()] == [5.0 * v * (1 << 14) for v in range(1, 6)]
+
+
+MINIMAL_DRIVER_PROGRAM = """
+import torch
+x = torch.ones(8, device="openreg")
+graph = torch.openreg.Graph()
+with torch.openreg.graph(graph):
+    y = (x * 2 + torch.rand(8, device="openreg")).relu()
+    x.add_(1)
+graph.replay()
+first = y.cpu()
+graph.replay()
+print(x.cpu().tolist() == [3.0] * 8, bool((first != y.cpu()).any()), torch.openreg.driver_info().name)
+"""
+
+
+def test_capture_and_replay_work_on_the_minimal_driver():
+    # Recording lives in the core: a driver with only the ABI's required
+    # functions gets graphs too.
+    driver = os.path.abspath("examples/minimal_driver/libopenreg_minimal.so")
+    result = run_python(MINIMAL_DRIVER_PROGRAM, env={"OPENREG_DRIVER": driver})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "minimal"], result.stdout
