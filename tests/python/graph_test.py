@@ -384,3 +384,50 @@ def test_capture_and_replay_work_on_the_minimal_driver():
     result = run_python(MINIMAL_DRIVER_PROGRAM, env={"OPENREG_DRIVER": driver})
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "True", "minimal"], result.stdout
+
+
+ADVERSARIAL_TRAINING_PROGRAM = """
+import torch
+from torch import nn
+
+def setup():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8)).to("openreg")
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, capturable=True)
+    return model, optimizer
+
+def step(model, optimizer, x, y):
+    optimizer.zero_grad(set_to_none=True)
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+torch.manual_seed(1)
+x, y = torch.randn(64, 32).to("openreg"), torch.randint(0, 8, (64,)).to("openreg")
+eager_model, eager_optimizer = setup()
+eager = [step(eager_model, eager_optimizer, x, y).cpu() for _ in range(4)]
+model, optimizer = setup()
+losses = [step(model, optimizer, x, y).cpu()]
+graph = torch.openreg.Graph()
+with torch.openreg.graph(graph):
+    static_loss = step(model, optimizer, x, y)
+for _ in range(3):
+    graph.replay()
+    losses.append(static_loss.cpu())
+torch.testing.assert_close(torch.stack(losses), torch.stack(eager))
+for p, q in zip(model.parameters(), eager_model.parameters()):
+    torch.testing.assert_close(p.cpu(), q.cpu())
+print("equal")
+"""
+
+
+@pytest.mark.skipif(DRIVER != "threaded_sim", reason="adversarial mode is threaded_sim's")
+def test_captured_training_step_equals_eager_under_adversarial_scheduling():
+    result = run_python(
+        ADVERSARIAL_TRAINING_PROGRAM,
+        env={"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=5,adversarial_max_delay_us=500"},
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["equal"], result.stdout
