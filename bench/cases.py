@@ -105,6 +105,38 @@ def compiled_training_step(device, compiled=True):
     return step
 
 
+def captured(function):
+    """A torch.openreg.Graph of function() after one eager warm-up call, and its replay."""
+    function()
+    graph = torch.openreg.Graph()
+    with torch.openreg.graph(graph):
+        function()
+    return graph.replay
+
+
+def graph_replays():
+    """Graph replay against the same work run eagerly on openreg: {name: (replay, eager step)}."""
+    example = load_example()
+    features, labels = example.make_dataset(num_samples=1024)
+    x, y = features[:256].to("openreg"), labels[:256].to("openreg")
+
+    def train_step_case():
+        model = example.build_model().to("openreg")
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
+        return lambda: example.train_step(model, optimizer, x, y)
+
+    a = torch.ones(16, device="openreg")
+
+    def chained_adds():
+        for _ in range(100):
+            a.add_(1.0)
+
+    return {
+        "train step, examples/train.py model (Adam capturable)": (captured(train_step_case()), train_step_case()),
+        "100 chained tiny in-place adds": (captured(chained_adds), chained_adds),
+    }
+
+
 def compiled_transformer_block(device):
     blocks = load_example("transformer_block")
     block = torch.compile(blocks.build_block().to(device))

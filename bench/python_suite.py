@@ -27,8 +27,8 @@ import time
 
 import torch
 
-from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, seconds_per_call,
-                   small_mlp_adam)
+from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, graph_replays,
+                   seconds_per_call, small_mlp_adam)
 from cpu_reference import CpuReference
 from models import CALLS, DEFAULT_CALLS
 
@@ -165,6 +165,10 @@ def main():
                       calls(300), repeats)
         print(json.dumps(row), flush=True)
     for row in compiled_rows(calls, repeats):
+        print(json.dumps(row), flush=True)
+    for name, (replay, eager) in graph_replays().items():
+        row = compare("graphs", f"{name}: replay vs eager", replay, lambda n, eager=eager: seconds_per_call(eager, n),
+                      "openreg eager", calls(200), repeats)
         print(json.dumps(row), flush=True)
     cpu.close()
     reference_fn, cases = copies(64 * MiB)

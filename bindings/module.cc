@@ -11,6 +11,7 @@
 
 #include "bindings/distributed.h"
 #include "core/compile/compiled_kernel_launch.h"
+#include "core/graphs/openreg_graph.h"
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
 #include "core/torch_runtime/backend_meta.h"
@@ -106,6 +107,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_driver_directory", &Runtime::SetPackageDriverDirectory,
         "Where the package's bundled drivers live; call before first use.");
   m.def("_is_initialized", &Runtime::IsInitialized);
+  m.def("_is_current_stream_capturing", &IsCurrentStreamCapturing);
   m.def("_stop_background_threads", &StopReleasingAutogradThreadWorkers,
         py::call_guard<py::gil_scoped_release>());
   m.def("_init", [] { RuntimeOrThrow(); });

@@ -16,6 +16,7 @@
 #include "core/aten/native_ops.h"
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
@@ -72,9 +73,8 @@ void Memcpy(const at::Tensor& dst, const at::Tensor& src, CopyKind kind,
             c10::DeviceIndex device) {
   const size_t bytes = static_cast<size_t>(src.numel()) * src.itemsize();
   if (bytes == 0) return;
-  ThrowIfError(DriverFor(device).MemcpyAsync(dst.data_ptr(), src.data_ptr(),
-                                             bytes, kind,
-                                             CurrentDriverStream(device)));
+  EnqueueCopy(device, CurrentDriverStream(device), dst.data_ptr(),
+              src.data_ptr(), bytes, kind);
 }
 
 void SynchronizeCurrentStream(c10::DeviceIndex device) {
@@ -145,8 +145,8 @@ std::shared_ptr<DriverEvent> MakeWait(c10::DeviceIndex signaller_device,
   const Driver& driver = DriverFor(signaller_device);
   auto event = std::make_shared<DriverEvent>(
       ValueOrThrow(driver.CreateEvent(signaller_device, EventFlags::kDefault)));
-  ThrowIfError(driver.EventRecord(event->get(), signaller));
-  ThrowIfError(driver.StreamWaitEvent(waiter, event->get()));
+  RecordEventOn(signaller_device, event->get(), signaller);
+  WaitEventOn(signaller_device, waiter, event->get());
   return event;
 }
 

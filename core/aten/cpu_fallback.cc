@@ -27,6 +27,7 @@
 #include "core/torch_runtime/generator.h"
 #include "core/torch_runtime/openreg_device.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
@@ -244,6 +245,18 @@ class FallbackCall {
     const c10::DeviceIndex device = *device_;
     const intptr_t execution_offset = runtime_->execution_offset(device);
     launch->aliases.ForgetOriginalTensors();
+    if (IsCapturing(CurrentDriverStream(device))) {
+      // A graph runs the kernel on every replay, and the boxed call consumes
+      // its stack: each run starts from a copy of the arguments.
+      torch::jit::Stack arguments = launch->stack;
+      EnqueueOnCurrentStream(
+          device, facts_.schema_name,
+          [launch = std::move(launch), device, execution_offset, arguments]() {
+            launch->stack = arguments;
+            RunKernel(*launch, device, execution_offset);
+          });
+      return;
+    }
     EnqueueOnCurrentStream(
         device, facts_.schema_name,
         [launch = std::move(launch), device, execution_offset]() {

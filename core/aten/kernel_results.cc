@@ -11,6 +11,7 @@
 #include "core/torch_runtime/device_allocator.h"
 #include "core/torch_runtime/openreg_device.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
 
@@ -29,9 +30,8 @@ at::Tensor NewDeviceTensorFrom(const at::Tensor& cpu, c10::DeviceIndex device) {
   const size_t bytes = static_cast<size_t>(source.numel()) * source.itemsize();
   if (bytes > 0) {
     // Pageable source: the driver copies it before returning.
-    ThrowIfError(RuntimeForDevice(device).driver().MemcpyAsync(
-        result.data_ptr(), source.data_ptr(), bytes, CopyKind::kHostToDevice,
-        CurrentDriverStream(device)));
+    EnqueueCopy(device, CurrentDriverStream(device), result.data_ptr(),
+                source.data_ptr(), bytes, CopyKind::kHostToDevice);
   }
   return result;
 }

@@ -7,6 +7,7 @@
 #include "core/torch_runtime/memory_stats_to_torch.h"
 #include "core/torch_runtime/openreg_device.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
@@ -42,11 +43,18 @@ c10::DataPtr DeviceAllocator::allocate(size_t size) {
 c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
   Runtime& runtime = RuntimeForDevice(device);
   runtime.MarkDeviceUsed(device);
-  void* data = ValueOrThrow(runtime.device_memory().Allocate(device, size, [&] {
+  auto reclaim = [&] {
     // Queued work owns memory until it has run; on a user thread, let it
     // finish. Inside work that would wait for itself.
     if (!InsideEnqueuedWork()) WaitForEnqueuedWork(device);
-  }));
+  };
+  // During capture the graph's private pool serves the capturing stream.
+  const std::optional<PrivatePoolId> pool = CapturePoolOf(device);
+  void* data = ValueOrThrow(
+      pool.has_value()
+          ? runtime.device_memory().AllocateFromPrivatePool(device, *pool, size,
+                                                            reclaim)
+          : runtime.device_memory().Allocate(device, size, reclaim));
   return c10::DataPtr(data, data, &FreeDeviceMemory, OpenRegDevice(device));
 }
 
@@ -57,11 +65,9 @@ c10::DeleterFnPtr DeviceAllocator::raw_deleter() const {
 void DeviceAllocator::copy_data(void* dest, const void* src,
                                 std::size_t count) const {
   const int32_t device = CurrentDeviceIndex();
-  const Driver& driver = RuntimeForDevice(device).driver();
   const openreg_stream stream = CurrentDriverStream(device);
-  ThrowIfError(driver.MemcpyAsync(dest, src, count,
-                                  CopyKind::kDeviceToDevice, stream));
-  ThrowIfError(driver.StreamSynchronize(stream));
+  EnqueueCopy(device, stream, dest, src, count, CopyKind::kDeviceToDevice);
+  SynchronizeStream(device, stream);
 }
 
 bool DeviceAllocator::initialized() { return Runtime::IsInitialized(); }

@@ -9,6 +9,7 @@
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/openreg_device.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 
 namespace openreg {
 
@@ -63,15 +64,19 @@ const at::Generator& DefaultGenerator(c10::DeviceIndex device) {
   return (*generators)[device];
 }
 
-at::Generator ReserveKernelGenerator(const at::Generator& device_generator) {
+uint64_t DrawKernelSeed(const at::Generator& device_generator) {
   auto* impl = static_cast<GeneratorImpl*>(
       device_generator.unsafeGetGeneratorImpl());
-  uint64_t seed = 0;
-  {
-    std::lock_guard<std::mutex> lock(impl->mutex_);
-    seed = impl->cpu_generator().get<at::CPUGeneratorImpl>()->random64();
-  }
-  return at::detail::createCPUGenerator(seed);
+  std::lock_guard<std::mutex> lock(impl->mutex_);
+  return impl->cpu_generator().get<at::CPUGeneratorImpl>()->random64();
+}
+
+at::Generator ReserveKernelGenerator(const at::Generator& device_generator) {
+  at::Generator kernel_generator =
+      at::detail::createCPUGenerator(DrawKernelSeed(device_generator));
+  RecordRandomnessIfCapturing(device_generator.device().index(),
+                              device_generator, kernel_generator);
+  return kernel_generator;
 }
 
 at::Generator NewGenerator(c10::DeviceIndex device) {

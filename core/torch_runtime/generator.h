@@ -48,8 +48,12 @@ const at::Generator& DefaultGenerator(c10::DeviceIndex device);
 
 at::Generator NewGenerator(c10::DeviceIndex device);
 
+// One 64-bit seed drawn from `device_generator` (an openreg generator).
+uint64_t DrawKernelSeed(const at::Generator& device_generator);
+
 // A CPU generator for one kernel, seeded by a draw from `device_generator`
-// (an openreg generator). Called when the kernel is enqueued.
+// (an openreg generator). Called when the kernel is enqueued. During graph
+// capture the graph reseeds it with a fresh draw on every replay.
 at::Generator ReserveKernelGenerator(const at::Generator& device_generator);
 
 }  // namespace openreg

@@ -3,6 +3,7 @@
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
@@ -168,22 +169,24 @@ void GuardImpl::record(void** event, const c10::Stream& stream,
     *event = ValueOrThrow(driver.CreateEvent(stream.device_index(), flags))
                  .release();
   }
-  ThrowIfError(driver.EventRecord(AsEvent(*event), driver_stream));
+  RecordEventOn(stream.device_index(), AsEvent(*event), driver_stream);
 }
 
 void GuardImpl::block(void* event, const c10::Stream& stream) const {
   if (event == nullptr) return;
-  ThrowIfError(RuntimeOrThrow().driver().StreamWaitEvent(
-      DriverStreamOf(stream), AsEvent(event)));
+  WaitEventOn(stream.device_index(), DriverStreamOf(stream), AsEvent(event));
 }
 
 bool GuardImpl::queryEvent(void* event) const {
   if (event == nullptr) return true;
+  ForbidIfEventCaptured(AsEvent(event), "querying an event of captured work");
   return ValueOrThrow(RuntimeOrThrow().driver().EventQuery(AsEvent(event)));
 }
 
 void GuardImpl::synchronizeEvent(void* event) const {
   if (event == nullptr) return;
+  ForbidIfEventCaptured(AsEvent(event),
+                        "synchronizing on an event of captured work");
   ThrowIfError(RuntimeOrThrow().driver().EventSynchronize(AsEvent(event)));
 }
 
@@ -207,6 +210,7 @@ void GuardImpl::destroyEvent(void* event,
   // Adopted back from record() and destroyed at once, as the DriverEvent
   // goes out of scope.
   if (runtime.ok()) {
+    ForgetCapturedEvent(AsEvent(event));
     (*runtime)->driver().AdoptEvent(AsEvent(event), device_index);
   }
 }

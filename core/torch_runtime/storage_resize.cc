@@ -8,6 +8,7 @@
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/device_allocator.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
@@ -24,10 +25,9 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_size) {
   c10::DataPtr new_data = GetDeviceAllocator().allocate(new_size);
   const size_t copy_size = std::min(new_size, impl->nbytes());
   if (copy_size > 0) {
-    const Driver& driver = RuntimeForDevice(device.index()).driver();
-    ThrowIfError(driver.MemcpyAsync(new_data.get(), impl->data(), copy_size,
-                                    CopyKind::kDeviceToDevice,
-                                    CurrentDriverStream(device.index())));
+    EnqueueCopy(device.index(), CurrentDriverStream(device.index()),
+                new_data.get(), impl->data(), copy_size,
+                CopyKind::kDeviceToDevice);
   }
   c10::DataPtr old_data = impl->set_data_ptr(std::move(new_data));
   impl->set_nbytes(new_size);

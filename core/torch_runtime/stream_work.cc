@@ -16,6 +16,7 @@
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
 
@@ -289,6 +290,7 @@ void ThrowIfFailed(const absl::Status& status, c10::DeviceIndex device,
 void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
                  absl::string_view op_name, absl::AnyInvocable<void()> work) {
   ReleaseCompletedWork();
+  if (RecordWorkIfCapturing(stream, op_name, work)) return;
   const Runtime& runtime = RuntimeForDevice(device);
   const Driver& driver = runtime.driver();
   auto* pending = new PendingWork(std::move(work), op_name, device, stream);
@@ -327,12 +329,18 @@ void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
                                absl::string_view op_name,
                                absl::FunctionRef<void()> work) {
   const openreg_stream stream = CurrentDriverStream(device);
+  ForbidWhileCapturing(
+      device, stream,
+      absl::StrCat(op_name,
+                   " (its results' shapes depend on the data, so it "
+                   "waits for its own work)"));
   // `work` refers to the caller's frame, which outlives it: we wait below.
   EnqueueWork(device, stream, op_name, [work] { work(); });
   SynchronizeStream(device, stream);
 }
 
 void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
+  ForbidWhileCapturing(device, stream, "synchronizing a capturing stream");
   const absl::Status status =
       RuntimeForDevice(device).driver().StreamSynchronize(stream);
   ReleaseCompletedWork();
@@ -340,6 +348,7 @@ void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
 }
 
 bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
+  ForbidWhileCapturing(device, stream, "querying a capturing stream");
   absl::StatusOr<bool> ready =
       RuntimeForDevice(device).driver().StreamQuery(stream);
   ReleaseCompletedWork();
@@ -348,6 +357,7 @@ bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
 }
 
 void SynchronizeDevice(c10::DeviceIndex device) {
+  ForbidWhileCapturing(device, /*stream=*/nullptr, "device synchronize");
   const absl::Status status =
       RuntimeForDevice(device).driver().DeviceSynchronize(device);
   ReleaseCompletedWork();

@@ -6,7 +6,8 @@ namespace openreg {
 
 CachingDeviceAllocator::CachingDeviceAllocator(const Driver& driver,
                                                int32_t device_count,
-                                               const AllocatorConfig& config) {
+                                               const AllocatorConfig& config)
+    : driver_(driver), config_(config) {
   pools_.reserve(device_count);
   for (int32_t device = 0; device < device_count; ++device) {
     pools_.push_back(std::make_unique<DeviceMemoryPool>(driver, device, config));
@@ -17,9 +18,70 @@ absl::StatusOr<void*> CachingDeviceAllocator::Allocate(
     int32_t device, size_t size, absl::FunctionRef<void()> reclaim) {
   absl::StatusOr<Block*> block = pools_[device]->Allocate(size, reclaim);
   if (!block.ok()) return block.status();
-  absl::MutexLock lock(&mutex_);
-  allocated_.emplace((*block)->ptr, *block);
+  Track(*block);
   return (*block)->ptr;
+}
+
+void CachingDeviceAllocator::Track(Block* block) {
+  absl::MutexLock lock(&mutex_);
+  allocated_.emplace(block->ptr, block);
+}
+
+absl::StatusOr<void*> CachingDeviceAllocator::AllocateFromPrivatePool(
+    int32_t device, const PrivatePoolId& pool, size_t size,
+    absl::FunctionRef<void()> reclaim) {
+  DeviceMemoryPool* private_pool = nullptr;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = private_pools_.find({device, pool});
+    if (it == private_pools_.end() || it->second.users == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("private pool (", pool.first, ", ", pool.second,
+                       ") of device ", device, " is not in use"));
+    }
+    // Never destroyed (see private_pools_), so usable after the lock.
+    private_pool = it->second.pool.get();
+  }
+  absl::StatusOr<Block*> block = private_pool->Allocate(size, reclaim);
+  if (!block.ok()) return block.status();
+  Track(*block);
+  return (*block)->ptr;
+}
+
+void CachingDeviceAllocator::UsePrivatePool(int32_t device,
+                                            const PrivatePoolId& pool) {
+  absl::MutexLock lock(&mutex_);
+  PrivatePool& entry = private_pools_[{device, pool}];
+  if (entry.pool == nullptr) {
+    entry.pool = std::make_unique<DeviceMemoryPool>(driver_, device, config_);
+  }
+  if (entry.users++ == 0) retired_.erase(entry.pool.get());
+}
+
+absl::Status CachingDeviceAllocator::ReleasePrivatePool(
+    int32_t device, const PrivatePoolId& pool) {
+  DeviceMemoryPool* retired = nullptr;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = private_pools_.find({device, pool});
+    if (it == private_pools_.end() || it->second.users == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "releasing private pool (", pool.first, ", ", pool.second,
+          ") of device ", device, ", which has no users"));
+    }
+    if (--it->second.users > 0) return absl::OkStatus();
+    retired = it->second.pool.get();
+    retired_.insert(retired);
+  }
+  return retired->EmptyCache();
+}
+
+size_t CachingDeviceAllocator::PrivatePoolReservedBytes(
+    int32_t device, const PrivatePoolId& pool) const {
+  absl::MutexLock lock(&mutex_);
+  auto it = private_pools_.find({device, pool});
+  if (it == private_pools_.end()) return 0;
+  return it->second.pool->stats().reserved_bytes[StatPool::kAll].current;
 }
 
 bool CachingDeviceAllocator::Free(void* ptr) {
@@ -31,7 +93,16 @@ bool CachingDeviceAllocator::Free(void* ptr) {
     block = it->second;
     allocated_.erase(it);
   }
-  block->pool->Free(block);
+  DeviceMemoryPool* pool = block->pool;
+  pool->Free(block);
+  bool retired = false;
+  {
+    absl::MutexLock lock(&mutex_);
+    retired = !retired_.empty() && retired_.contains(pool);
+  }
+  // A failure to return memory leaves it cached in the pool, still usable
+  // by a later graph on the same pool id: nothing to report to a deleter.
+  if (retired) pool->EmptyCache().IgnoreError();
   return true;
 }
 

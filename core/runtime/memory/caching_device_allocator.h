@@ -14,9 +14,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,6 +30,10 @@
 
 namespace openreg {
 
+// Names a private pool (c10's MempoolId_t): graphs capture into one, and
+// graphs given the same id share it.
+using PrivatePoolId = std::pair<uint64_t, uint64_t>;
+
 class CachingDeviceAllocator {
  public:
   // `driver` must outlive the allocator.
@@ -38,6 +44,24 @@ class CachingDeviceAllocator {
   // DeviceMemoryPool::Allocate for `reclaim` and the out-of-memory error.
   absl::StatusOr<void*> Allocate(int32_t device, size_t size,
                                  absl::FunctionRef<void()> reclaim);
+  // The same from the private pool `pool` of `device`, which must be in use
+  // (UsePrivatePool).
+  absl::StatusOr<void*> AllocateFromPrivatePool(
+      int32_t device, const PrivatePoolId& pool, size_t size,
+      absl::FunctionRef<void()> reclaim);
+
+  // Private pools: memory a graph captures with is kept apart from the
+  // device's pool and stays reserved (never returned by EmptyCache or the
+  // out-of-memory path) while any user holds the pool. Each user calls
+  // UsePrivatePool once and ReleasePrivatePool once; after the last release
+  // the pool's cached memory goes back to the driver, and so does memory
+  // still allocated from it (tensors that outlive the graph) when it is
+  // freed.
+  void UsePrivatePool(int32_t device, const PrivatePoolId& pool);
+  absl::Status ReleasePrivatePool(int32_t device, const PrivatePoolId& pool);
+  // Bytes the private pool holds from the driver; 0 for an unknown pool.
+  size_t PrivatePoolReservedBytes(int32_t device,
+                                  const PrivatePoolId& pool) const;
 
   // Frees memory from Allocate. False when `ptr` is not allocated memory of
   // this allocator (never handed out, or freed already).
@@ -55,11 +79,25 @@ class CachingDeviceAllocator {
   int32_t device_count() const { return static_cast<int32_t>(pools_.size()); }
 
  private:
-  absl::StatusOr<Block*> FindBlock(void* ptr) const;
+  struct PrivatePool {
+    std::unique_ptr<DeviceMemoryPool> pool;
+    int users = 0;
+  };
 
+  absl::StatusOr<Block*> FindBlock(void* ptr) const;
+  void Track(Block* block);
+
+  const Driver& driver_;
+  const AllocatorConfig config_;
   std::vector<std::unique_ptr<DeviceMemoryPool>> pools_;
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<void*, Block*> allocated_ ABSL_GUARDED_BY(mutex_);
+  // Kept after their last user (small; memory may still be allocated from
+  // them), by device and id.
+  absl::flat_hash_map<std::pair<int32_t, PrivatePoolId>, PrivatePool>
+      private_pools_ ABSL_GUARDED_BY(mutex_);
+  // Private pools without users: frees into them return memory at once.
+  absl::flat_hash_set<const DeviceMemoryPool*> retired_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace openreg

@@ -13,6 +13,12 @@ import torch
 
 from torch_openreg import _C
 from torch_openreg.openreg import memory
+from torch_openreg.openreg.graphs import (
+    Graph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+)
 from torch_openreg.openreg.memory import (
     empty_cache,
     empty_host_cache,
@@ -54,6 +60,7 @@ from torch_openreg.openreg.streams import (
 __all__ = [
     "DriverInfo",
     "Event",
+    "Graph",
     "Stream",
     "current_device",
     "current_stream",
@@ -67,6 +74,9 @@ __all__ = [
     "get_device_name",
     "get_device_properties",
     "get_rng_state",
+    "graph",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
     "get_rng_state_all",
     "init",
     "initial_seed",

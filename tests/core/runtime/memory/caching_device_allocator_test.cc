@@ -115,6 +115,35 @@ TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
   }
 }
 
+TEST_P(CachingDeviceAllocatorTest, PrivatePoolsStayReservedWhileUsed) {
+  const PrivatePoolId pool{7, 0};
+  EXPECT_EQ(allocator_->AllocateFromPrivatePool(0, pool, 100, NoReclaim)
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  allocator_->UsePrivatePool(0, pool);
+  allocator_->UsePrivatePool(0, pool);  // a second graph shares it
+  void* kept =
+      allocator_->AllocateFromPrivatePool(0, pool, 32 << 20, NoReclaim).value();
+  void* freed =
+      allocator_->AllocateFromPrivatePool(0, pool, 32 << 20, NoReclaim).value();
+  // Private memory is not the device pool's.
+  EXPECT_EQ(allocator_->pool(0).stats().allocation[StatPool::kAll].current, 0);
+  EXPECT_TRUE(allocator_->Free(freed));
+  ASSERT_TRUE(allocator_->pool(0).EmptyCache().ok());
+  const size_t reserved = allocator_->PrivatePoolReservedBytes(0, pool);
+  EXPECT_GE(reserved, size_t{64} << 20);
+  ASSERT_TRUE(allocator_->ReleasePrivatePool(0, pool).ok());
+  EXPECT_EQ(allocator_->PrivatePoolReservedBytes(0, pool), reserved);
+  // The last user gone: cached memory returns, the rest when freed.
+  ASSERT_TRUE(allocator_->ReleasePrivatePool(0, pool).ok());
+  EXPECT_LT(allocator_->PrivatePoolReservedBytes(0, pool), reserved);
+  EXPECT_TRUE(allocator_->Free(kept));
+  EXPECT_EQ(allocator_->PrivatePoolReservedBytes(0, pool), 0u);
+  EXPECT_EQ(allocator_->ReleasePrivatePool(0, pool).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 INSTANTIATE_TEST_SUITE_P(Drivers, CachingDeviceAllocatorTest,
                          ::openreg::testing::ShippedDriverPaths(),
                          ::openreg::testing::DriverName);
