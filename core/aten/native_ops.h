@@ -15,6 +15,10 @@
 #include <optional>
 #include <tuple>
 
+namespace torch {
+class Library;
+}  // namespace torch
+
 namespace openreg {
 
 // --- Allocation (empty_ops.cc) ---------------------------------------------
@@ -51,6 +55,13 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst,
                     bool non_blocking);
 at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst);
 at::Scalar LocalScalarDense(const at::Tensor& self);
+
+// --- Elementwise arithmetic (elementwise_ops.cc)
+// -------------------------------- Registers add, sub, mul and div (functional,
+// in-place, out=) with `m`, the aten library for PrivateUse1: they run ATen's
+// CPU loops over a TensorIterator built on the openreg tensors, and fall back
+// to the CPU fallback otherwise.
+void RegisterElementwiseKernels(torch::Library& m);
 
 // --- Fused recurrent cells (recurrent_ops.cc) ----------------------------------
 std::tuple<at::Tensor, at::Tensor, at::Tensor> FusedLstmCell(

@@ -47,6 +47,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          torch::CppFunction::makeFromBoxedFunction<&ConvolutionOverrideable>());
   m.impl("convolution_backward_overrideable",
          TORCH_FN(ConvolutionBackwardOverrideable));
+  RegisterElementwiseKernels(m);
 }
 
 // ATen's Conjugate and Negative fallbacks materialize a lazily conjugated or

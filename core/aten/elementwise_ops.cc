@@ -1,0 +1,364 @@
+// Binary arithmetic (add, sub, mul, div) without the CPU fallback's per-call
+// bookkeeping. These are most of a training step's ops (optimizer updates,
+// residuals, scaling) and cost little on the CPU, so what openreg adds per
+// call is most of their cost (docs/performance.md, "Elementwise ops through
+// TensorIterator").
+//
+// The calling thread builds ATen's TensorIterator over the openreg tensors
+// themselves, as CUDA does: broadcasting, type promotion, output allocation,
+// overlap checks and their errors are ATen's own. The stream then runs ATen's
+// CPU loop for that iterator (the op's DispatchStub, as the CPU kernel calls
+// it) with the iterator's data pointers moved to the execution view
+// (docs/memory.md). No CPU alias tensors, no boxed stack, no meta shapes.
+//
+// ATen's CPU loops do not convert dtypes: on the CPU, TensorIterator makes
+// converted temporaries of mismatched inputs, and it does so only for the CPU.
+// So this path takes the calls whose tensors all have one dtype, after a
+// Python number is converted to it where type promotion keeps the tensor's
+// dtype (x * 0.5 on a float tensor). Half, bfloat16 and complex half stay
+// out: their CPU loops read a broadcast scalar operand through the tensor
+// (item()), which on the stream would read an openreg tensor from inside
+// work. Anything else (mixed dtypes, those dtypes, lazily conjugated or
+// negated arguments, CPU tensors that are not scalars) goes to the CPU
+// fallback, which handles every case, exactly as if these kernels were not
+// registered.
+#include <ATen/Dispatch.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <ATen/native/BinaryOps.h>
+#include <c10/util/TypeCast.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "core/aten/argument_devices.h"
+#include "core/aten/cpu_fallback.h"
+#include "core/aten/native_ops.h"
+#include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
+
+namespace openreg {
+namespace {
+
+// How type promotion ranks a Python number against a tensor.
+enum class Category { kBool, kIntegral, kFloating, kComplex };
+
+Category CategoryOf(at::ScalarType dtype) {
+  if (dtype == at::kBool) return Category::kBool;
+  if (c10::isComplexType(dtype)) return Category::kComplex;
+  if (c10::isFloatingType(dtype)) return Category::kFloating;
+  return Category::kIntegral;
+}
+
+// The value of a wrapped Python number, converted as ATen's CPU copy kernel
+// converts (no overflow check), so the result matches the CPU's temporaries.
+template <typename T>
+T NumberValue(const at::Tensor& number) {
+  const void* data = number.const_data_ptr();
+  switch (number.scalar_type()) {
+    case at::kDouble:
+      return c10::convert<T>(*static_cast<const double*>(data));
+    case at::kLong:
+      return c10::convert<T>(*static_cast<const int64_t*>(data));
+    case at::kBool:
+      return c10::convert<T>(*static_cast<const bool*>(data));
+    case at::kComplexDouble:
+      return c10::convert<T>(*static_cast<const c10::complex<double>*>(data));
+    default:
+      TORCH_INTERNAL_ASSERT(false,
+                            "openreg internal error: a wrapped number "
+                            "of dtype ",
+                            number.scalar_type());
+  }
+}
+
+bool Plain(const at::Tensor& tensor) {
+  return !tensor.is_conj() && !tensor.is_neg();
+}
+
+// The dtypes whose CPU loops read every operand through the iterator.
+bool LoopDtype(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kBool:
+    case at::kByte:
+    case at::kChar:
+    case at::kShort:
+    case at::kInt:
+    case at::kLong:
+    case at::kFloat:
+    case at::kDouble:
+    case at::kComplexFloat:
+    case at::kComplexDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// `other` as an operand of a floating or complex `dtype` op: a Python number
+// that type promotion ranks below the tensor becomes a CPU scalar of
+// `dtype`; anything else stays as it is (and is checked by the caller).
+at::Tensor NumberAs(const at::Tensor& other, at::ScalarType dtype) {
+  if (!other.unsafeGetTensorImpl()->is_wrapped_number() ||
+      other.scalar_type() == dtype ||
+      CategoryOf(other.scalar_type()) > CategoryOf(dtype) ||
+      CategoryOf(dtype) < Category::kFloating) {
+    return other;
+  }
+  if (!LoopDtype(dtype)) return other;
+  at::Tensor converted = at::detail::empty_cpu({}, dtype);
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES(dtype, "openreg_number_as", [&] {
+    *converted.mutable_data_ptr<scalar_t>() = NumberValue<scalar_t>(other);
+  });
+  converted.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return converted;
+}
+
+// Whether a binary op on `self` and `other` (already through NumberAs),
+// writing `out` if given, can run its CPU loop without conversions.
+bool LoopReady(const at::Tensor& self, const at::Tensor& other,
+               const at::Tensor* out) {
+  if (!IsOpenReg(self) || !Plain(self) || !Plain(other)) return false;
+  if (!LoopDtype(self.scalar_type())) return false;
+  if (other.scalar_type() != self.scalar_type()) return false;
+  if (!IsOpenReg(other) && !(other.is_cpu() && other.dim() == 0)) {
+    return false;
+  }
+  if (out == nullptr) return true;
+  return IsOpenReg(*out) && Plain(*out) &&
+         out->scalar_type() == self.scalar_type();
+}
+
+// Enqueues `loop(iter)` on the current stream of the iterator's device, the
+// iterator's openreg operands moved to the execution view. A CPU scalar
+// operand stays where it is: host memory the loop reads as the CPU would.
+// The iterator owns its operands, so the memory lives until the loop ran.
+template <typename Loop>
+void EnqueueLoop(at::TensorIterator iter, const char* op_name, Loop loop) {
+  if (iter.numel() == 0) return;
+  const c10::DeviceIndex device = iter.device(0).index();
+  const intptr_t offset = ExecutionOffsetOf(device);
+  for (int i = 0; i < iter.ntensors(); ++i) {
+    if (iter.device(i).type() != c10::DeviceType::PrivateUse1) continue;
+    iter.unsafe_replace_operand(i,
+                                static_cast<char*>(iter.data_ptr(i)) + offset);
+  }
+  EnqueueOnCurrentStream(
+      device, op_name,
+      [iter = std::move(iter), loop]() mutable { loop(iter); });
+}
+
+// The CPU fallback for `op` on these arguments, for calls the loops above do
+// not take; returns the op's result.
+template <typename... Args>
+at::Tensor Fallback(const c10::OperatorHandle& op, const Args&... args) {
+  torch::jit::Stack stack;
+  stack.reserve(sizeof...(args));
+  torch::jit::push(stack, args...);
+  RunCpuKernelOf(op, &stack);
+  return std::move(stack[0]).toTensor();
+}
+
+c10::OperatorHandle Op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+}
+
+// One binary op: its ATen names, how ATen builds its iterator, and the CPU
+// loop that runs it.
+struct AddOp {
+  static constexpr const char* kName = "aten::add";
+  static constexpr const char* kInPlaceName = "aten::add_";
+  static void Check(at::ScalarType dtype, const at::Tensor& /*self*/,
+                    const at::Tensor& /*other*/, const c10::Scalar& alpha) {
+    at::native::alpha_check(dtype, alpha);
+  }
+  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
+                                  const at::Tensor& other) {
+    return at::TensorIterator::binary_op(out, self, other);
+  }
+  static void Run(at::TensorIteratorBase& iter, const c10::Scalar& alpha) {
+    at::native::add_stub(c10::DeviceType::CPU, iter, alpha);
+  }
+};
+
+struct SubOp {
+  static constexpr const char* kName = "aten::sub";
+  static constexpr const char* kInPlaceName = "aten::sub_";
+  static void Check(at::ScalarType dtype, const at::Tensor& self,
+                    const at::Tensor& other, const c10::Scalar& alpha) {
+    at::native::sub_check(self, other);
+    at::native::alpha_check(dtype, alpha);
+  }
+  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
+                                  const at::Tensor& other) {
+    return at::TensorIterator::binary_op(out, self, other);
+  }
+  // ATen's CPU sub is add with the negated alpha.
+  static void Run(at::TensorIteratorBase& iter, const c10::Scalar& alpha) {
+    at::native::add_stub(c10::DeviceType::CPU, iter, -alpha);
+  }
+};
+
+struct MulOp {
+  static constexpr const char* kName = "aten::mul";
+  static constexpr const char* kInPlaceName = "aten::mul_";
+  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
+                                  const at::Tensor& other) {
+    return at::TensorIterator::binary_op(out, self, other);
+  }
+  static void Run(at::TensorIteratorBase& iter) {
+    at::native::mul_stub(c10::DeviceType::CPU, iter);
+  }
+};
+
+// True division; integer tensors promote to float, so they never reach the
+// loop (LoopReady wants one dtype throughout).
+struct DivOp {
+  static constexpr const char* kName = "aten::div";
+  static constexpr const char* kInPlaceName = "aten::div_";
+  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
+                                  const at::Tensor& other) {
+    return at::TensorIterator::binary_float_op(out, self, other);
+  }
+  static void Run(at::TensorIteratorBase& iter) {
+    at::native::div_true_stub(c10::DeviceType::CPU, iter);
+  }
+};
+
+bool FloatingOrComplex(at::ScalarType dtype) {
+  return c10::isFloatingType(dtype) || c10::isComplexType(dtype);
+}
+
+// The three forms of each op, with and without alpha.
+template <typename BinaryOp>
+struct AlphaForms {
+  static at::Tensor Functional(const at::Tensor& self, const at::Tensor& other,
+                               const c10::Scalar& alpha) {
+    static const c10::OperatorHandle op = Op(BinaryOp::kName, "Tensor");
+    const at::Tensor operand = NumberAs(other, self.scalar_type());
+    if (!LoopReady(self, operand, nullptr)) {
+      return Fallback(op, self, other, alpha);
+    }
+    // ATen checks the number as given (sub rejects a Python bool).
+    BinaryOp::Check(self.scalar_type(), self, other, alpha);
+    at::TensorBase out;
+    at::TensorIterator iter = BinaryOp::Build(out, self, operand);
+    at::Tensor result = iter.output();
+    EnqueueLoop(
+        std::move(iter), BinaryOp::kName,
+        [alpha](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha); });
+    return result;
+  }
+
+  static at::Tensor& InPlace(at::Tensor& self, const at::Tensor& other,
+                             const c10::Scalar& alpha) {
+    static const c10::OperatorHandle op = Op(BinaryOp::kInPlaceName, "Tensor");
+    const at::Tensor operand = NumberAs(other, self.scalar_type());
+    // ATen's iterator raises if `other` would broadcast `self` to another
+    // shape: an in-place op never resizes its tensor.
+    if (!LoopReady(self, operand, &self)) {
+      Fallback(op, self, other, alpha);
+      return self;
+    }
+    // ATen checks the number as given (sub rejects a Python bool).
+    BinaryOp::Check(self.scalar_type(), self, other, alpha);
+    at::TensorBase out = self;
+    EnqueueLoop(
+        BinaryOp::Build(out, self, operand), BinaryOp::kName,
+        [alpha](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha); });
+    return self;
+  }
+
+  static at::Tensor& Out(const at::Tensor& self, const at::Tensor& other,
+                         const c10::Scalar& alpha, at::Tensor& out) {
+    static const c10::OperatorHandle op = Op(BinaryOp::kName, "out");
+    const at::Tensor operand = NumberAs(other, self.scalar_type());
+    if (!LoopReady(self, operand, &out)) {
+      Fallback(op, self, other, alpha, out);
+      return out;
+    }
+    // ATen checks the number as given (sub rejects a Python bool).
+    BinaryOp::Check(self.scalar_type(), self, other, alpha);
+    at::TensorBase out_base = out;
+    EnqueueLoop(
+        BinaryOp::Build(out_base, self, operand), BinaryOp::kName,
+        [alpha](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha); });
+    return out;
+  }
+};
+
+template <typename BinaryOp, bool kFloatOnly>
+struct PlainForms {
+  static bool Ready(const at::Tensor& self, const at::Tensor& operand,
+                    const at::Tensor* out) {
+    return LoopReady(self, operand, out) &&
+           (!kFloatOnly || FloatingOrComplex(self.scalar_type()));
+  }
+
+  static at::Tensor Functional(const at::Tensor& self,
+                               const at::Tensor& other) {
+    static const c10::OperatorHandle op = Op(BinaryOp::kName, "Tensor");
+    const at::Tensor operand = NumberAs(other, self.scalar_type());
+    if (!Ready(self, operand, nullptr)) return Fallback(op, self, other);
+    at::TensorBase out;
+    at::TensorIterator iter = BinaryOp::Build(out, self, operand);
+    at::Tensor result = iter.output();
+    EnqueueLoop(std::move(iter), BinaryOp::kName,
+                [](at::TensorIteratorBase& it) { BinaryOp::Run(it); });
+    return result;
+  }
+
+  static at::Tensor& InPlace(at::Tensor& self, const at::Tensor& other) {
+    static const c10::OperatorHandle op = Op(BinaryOp::kInPlaceName, "Tensor");
+    const at::Tensor operand = NumberAs(other, self.scalar_type());
+    if (!Ready(self, operand, &self)) {
+      Fallback(op, self, other);
+      return self;
+    }
+    at::TensorBase out = self;
+    EnqueueLoop(BinaryOp::Build(out, self, operand), BinaryOp::kName,
+                [](at::TensorIteratorBase& it) { BinaryOp::Run(it); });
+    return self;
+  }
+
+  static at::Tensor& Out(const at::Tensor& self, const at::Tensor& other,
+                         at::Tensor& out) {
+    static const c10::OperatorHandle op = Op(BinaryOp::kName, "out");
+    const at::Tensor operand = NumberAs(other, self.scalar_type());
+    if (!Ready(self, operand, &out)) {
+      Fallback(op, self, other, out);
+      return out;
+    }
+    at::TensorBase out_base = out;
+    EnqueueLoop(BinaryOp::Build(out_base, self, operand), BinaryOp::kName,
+                [](at::TensorIteratorBase& it) { BinaryOp::Run(it); });
+    return out;
+  }
+};
+
+using Add = AlphaForms<AddOp>;
+using Sub = AlphaForms<SubOp>;
+using Mul = PlainForms<MulOp, /*kFloatOnly=*/false>;
+using Div = PlainForms<DivOp, /*kFloatOnly=*/true>;
+
+}  // namespace
+
+void RegisterElementwiseKernels(torch::Library& m) {
+  m.impl("add.Tensor", TORCH_FN(Add::Functional));
+  m.impl("add_.Tensor", TORCH_FN(Add::InPlace));
+  m.impl("add.out", TORCH_FN(Add::Out));
+  m.impl("sub.Tensor", TORCH_FN(Sub::Functional));
+  m.impl("sub_.Tensor", TORCH_FN(Sub::InPlace));
+  m.impl("sub.out", TORCH_FN(Sub::Out));
+  m.impl("mul.Tensor", TORCH_FN(Mul::Functional));
+  m.impl("mul_.Tensor", TORCH_FN(Mul::InPlace));
+  m.impl("mul.out", TORCH_FN(Mul::Out));
+  m.impl("div.Tensor", TORCH_FN(Div::Functional));
+  m.impl("div_.Tensor", TORCH_FN(Div::InPlace));
+  m.impl("div.out", TORCH_FN(Div::Out));
+}
+
+}  // namespace openreg

@@ -1,0 +1,166 @@
+"""add, sub, mul and div on openreg (core/aten/elementwise_ops.cc): the
+TensorIterator path and the CPU fallback it hands other calls to give the
+CPU's results, dtypes and errors in every form (functional, in-place, out=)."""
+
+import pytest
+import torch
+
+from openreg_testing import assert_same
+
+OPS = ["add", "sub", "mul", "div"]
+
+# The dtypes the TensorIterator path runs, and some it leaves to the fallback.
+LOOP_DTYPES = [torch.float32, torch.float64, torch.complex64, torch.int64, torch.int32, torch.uint8]
+FALLBACK_DTYPES = [torch.float16, torch.bfloat16]
+
+
+def sample(dtype, shape, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.randn(shape, generator=generator).to(dtype)
+    # Nonzero, so integer division and remainders stay defined.
+    return torch.randint(1, 9, shape, generator=generator).to(dtype)
+
+
+def cpu_and_device(function, *arguments, **keywords):
+    """`function` on CPU arguments and on the same arguments moved to openreg
+    (Python numbers and CPU scalars stay where they are)."""
+
+    def move(value):
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            return value.to("openreg")
+        return value
+
+    cpu = function(*arguments, **keywords)
+    device = function(*[move(a) for a in arguments], **{k: move(v) for k, v in keywords.items()})
+    return device, cpu
+
+
+@pytest.mark.parametrize("dtype", LOOP_DTYPES + FALLBACK_DTYPES, ids=str)
+@pytest.mark.parametrize("op", OPS)
+def test_functional_with_broadcasting(op, dtype):
+    a, b = sample(dtype, (4, 1, 3), 1), sample(dtype, (5, 3), 2)
+    device, cpu = cpu_and_device(getattr(torch, op), a, b)
+    assert device.dtype == cpu.dtype
+    assert_same(device, cpu)
+
+
+@pytest.mark.parametrize("number", [2, 0.5, True, 1 + 2j], ids=["int", "float", "bool", "complex"])
+@pytest.mark.parametrize("dtype", LOOP_DTYPES + FALLBACK_DTYPES, ids=str)
+@pytest.mark.parametrize("op", OPS)
+def test_python_numbers_promote_as_on_the_cpu(op, dtype, number):
+    a = sample(dtype, (3, 4))
+    try:
+        cpu = getattr(torch, op)(a, number)
+    except RuntimeError as cpu_error:
+        # The fallback's kernels raise on the stream: on threaded_sim at the
+        # next synchronization, here the copy back.
+        with pytest.raises(RuntimeError, match=str(cpu_error).split("\n")[0][:40]):
+            getattr(torch, op)(a.to("openreg"), number).cpu()
+        return
+    device = getattr(torch, op)(a.to("openreg"), number)
+    assert device.dtype == cpu.dtype
+    assert_same(device, cpu)
+
+
+@pytest.mark.parametrize("dtype", LOOP_DTYPES, ids=str)
+@pytest.mark.parametrize("op", OPS)
+def test_in_place_with_tensor_number_and_cpu_scalar(op, dtype):
+    if op == "div" and not (dtype.is_floating_point or dtype.is_complex):
+        pytest.skip("in-place true division of an integer tensor is an error (tested below)")
+    a = sample(dtype, (3, 4))
+    for other in [sample(dtype, (4,), 3), 3, sample(dtype, (), 4)]:
+        on_device = a.to("openreg")
+        other_on_device = other.to("openreg") if isinstance(other, torch.Tensor) and other.dim() > 0 else other
+        result = getattr(on_device, op + "_")(other_on_device)
+        assert result is on_device
+        assert_same(on_device, getattr(a.clone(), op + "_")(other))
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_out_resizes_and_returns_out(op):
+    a, b = sample(torch.float32, (2, 3), 1), sample(torch.float32, (3,), 2)
+    out = torch.empty(0, device="openreg")
+    result = getattr(torch, op)(a.to("openreg"), b.to("openreg"), out=out)
+    assert result is out
+    assert_same(out, getattr(torch, op)(a, b))
+
+
+def test_alpha_on_add_and_sub():
+    a, b = sample(torch.float64, (3, 3), 1), sample(torch.float64, (3, 3), 2)
+    assert_same(torch.add(a.openreg(), b.openreg(), alpha=2.5), torch.add(a, b, alpha=2.5))
+    assert_same(torch.sub(a.openreg(), b.openreg(), alpha=-3), torch.sub(a, b, alpha=-3))
+    ints = sample(torch.int64, (3,))
+    assert_same(torch.add(ints.openreg(), 2, alpha=3), torch.add(ints, 2, alpha=3))
+
+
+def test_mixed_dtypes_and_conjugates_take_the_fallback_with_the_same_results():
+    floats, ints = sample(torch.float32, (3, 4), 1), sample(torch.int64, (3, 4), 2)
+    for op in OPS:
+        device, cpu = cpu_and_device(getattr(torch, op), floats, ints)
+        assert device.dtype == cpu.dtype
+        assert_same(device, cpu)
+    complex_values = sample(torch.complex64, (5,))
+    conjugated = complex_values.openreg().conj()
+    assert conjugated.is_conj()
+    assert_same(conjugated * complex_values.openreg(), complex_values.conj() * complex_values)
+    assert_same(torch.div(ints.openreg(), ints.openreg()), torch.div(ints, ints))
+
+
+def test_views_and_non_contiguous_operands():
+    a = sample(torch.float32, (6, 8))
+    on_device = a.openreg()
+    assert_same(on_device.t() + on_device.t(), a.t() + a.t())
+    assert_same(on_device[::2, 1::3] * 3, a[::2, 1::3] * 3)
+    view = on_device[1:4]
+    view.mul_(2)
+    expected = a.clone()
+    expected[1:4].mul_(2)
+    assert_same(on_device, expected)
+
+
+def test_in_place_that_would_broadcast_raises_at_the_op():
+    # Raised by the calling thread, before anything is enqueued, on every
+    # driver: the iterator checks the shapes.
+    target = torch.ones(2, 3, device="openreg")
+    with pytest.raises(RuntimeError, match=r"output with shape \[2, 3\] doesn't match the broadcast shape \[4, 2, 3\]"):
+        target.add_(torch.ones(4, 2, 3, device="openreg"))
+    assert_same(target, torch.ones(2, 3))
+
+
+def test_errors_are_atens_and_the_device_stays_usable():
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
+        torch.sub(torch.ones(2, dtype=torch.bool, device="openreg"), torch.ones(2, dtype=torch.bool, device="openreg"))
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
+        torch.add(torch.ones(2, dtype=torch.int64, device="openreg"), 1, alpha=0.5)
+    # Integer true division goes to the fallback, whose kernel raises on the
+    # stream: on threaded_sim at the next synchronization.
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        torch.ones(2, dtype=torch.int64, device="openreg").div_(2)
+        torch.openreg.synchronize()
+    with pytest.raises(RuntimeError, match="same device|devices"):
+        torch.ones(2, device="openreg") + torch.ones(2)
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        torch.ones(2, device="openreg") * torch.ones(3, device="openreg")
+    assert_same(torch.ones(2, device="openreg") * 4, torch.full((2,), 4.0))
+
+
+def test_operands_stay_alive_until_the_loop_ran():
+    # Python drops every input right after enqueueing; the stream still reads
+    # them (on threaded_sim, later).
+    results = [torch.full((1024,), float(i), device="openreg") * torch.full((1024,), 2.0, device="openreg")
+               for i in range(50)]
+    torch.openreg.synchronize()
+    for i, result in enumerate(results):
+        assert_same(result, torch.full((1024,), 2.0 * i))
+
+
+def test_ordered_with_other_streams_work():
+    stream = torch.openreg.Stream()
+    a = torch.zeros(1 << 16, device="openreg")
+    stream.wait_stream(torch.openreg.current_stream())
+    with torch.openreg.stream(stream):
+        for _ in range(20):
+            a.add_(1)
+    stream.synchronize()
+    assert_same(a, torch.full((1 << 16,), 20.0))
