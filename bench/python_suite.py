@@ -1,6 +1,6 @@
 """openreg against its reference, side by side in one run, on one driver.
 
-    OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 7] [--quick]
+    OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 7] [--quick] [--only NAME]
 
 Prints one JSON object per measurement on stdout: group, name, kind ("time":
 seconds per call, or "speedup"), reference_name, and the per-repeat samples
@@ -140,6 +140,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
+    parser.add_argument("--only", metavar="NAME",
+                        help="run only the CPU-eager rows whose name contains NAME (e.g. LSTM), nothing else")
     args = parser.parse_args()
     repeats = 2 if args.quick else args.repeats
     scale = 0.02 if args.quick else 1.0
@@ -151,11 +153,16 @@ def main():
     suites = [("tiny ops", 2000), ("allocation", 3000), ("large compute", 10), ("training", 50), ("models", None)]
     for group, n in suites:
         for name, openreg_fn in CPU_SUITES[group]("openreg").items():
+            if args.only is not None and args.only not in name:
+                continue
             if group == "models":
                 n = CALLS.get(name, DEFAULT_CALLS)
             row = compare(group, name, openreg_fn, functools.partial(cpu.seconds_per_call, group, name), "CPU eager",
                           calls(n if "2048" not in name else n // 4), repeats)
             print(json.dumps(row), flush=True)
+    if args.only is not None:
+        cpu.close()
+        return
     print(json.dumps(first_step(repeats)), flush=True)
     # CPU work in this process, which has used openreg all along, against the
     # same work in the process that never loaded it.

@@ -80,6 +80,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 FusedGruCellBackward(const at::Tensor& grad_hy, const at::Tensor& workspace,
                      bool has_bias);
 
+// --- Whole LSTM layers (recurrent_layers.cc) ---------------------------------
+std::tuple<at::Tensor, at::Tensor, at::Tensor> Lstm(
+    const at::Tensor& input, at::TensorList hx, at::TensorList params,
+    bool has_biases, int64_t num_layers, double dropout, bool train,
+    bool bidirectional, bool batch_first);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> MkldnnRnnLayer(
+    const at::Tensor& input, const at::Tensor& weight0,
+    const at::Tensor& weight1, const at::Tensor& weight2,
+    const at::Tensor& weight3, const at::Tensor& hx, const at::Tensor& cx,
+    bool reverse, at::IntArrayRef batch_sizes, int64_t mode,
+    int64_t hidden_size, int64_t num_layers, bool has_biases,
+    bool bidirectional, bool batch_first, bool train);
+
 // --- Tensor identity (shallow_copy_ops.cc) ------------------------------------
 bool HasCompatibleShallowCopyType(const at::Tensor& self,
                                   const at::Tensor& from);

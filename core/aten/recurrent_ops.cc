@@ -3,7 +3,9 @@
 // accelerator, and PyTorch has kernels for them on CUDA only, so the CPU
 // fallback had nothing to run. openreg implements them, and the backward
 // kernels autograd pairs with them, with ordinary ATen ops on openreg tensors
-// (each enqueued on the stream like any op). Workspaces keep CUDA's layout:
+// (each enqueued on the stream like any op). float32 LSTM layers without
+// projections do not come here: they run whole (recurrent_layers.cc).
+// Workspaces keep CUDA's layout:
 // the LSTM's activated gates [i, f, g, o] (B x 4H); the GRU's
 // [r, z, n, hidden part of n, hx] (B x 5H).
 #include <ATen/TensorOperators.h>

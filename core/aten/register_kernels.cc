@@ -43,11 +43,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          TORCH_FN(FusedLstmCellBackward));
   m.impl("_thnn_fused_gru_cell", TORCH_FN(FusedGruCell));
   m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(FusedGruCellBackward));
+  m.impl("lstm.input", TORCH_FN(Lstm));
+  m.impl("mkldnn_rnn_layer", TORCH_FN(MkldnnRnnLayer));
   m.impl("convolution_overrideable",
          torch::CppFunction::makeFromBoxedFunction<&ConvolutionOverrideable>());
   m.impl("convolution_backward_overrideable",
          TORCH_FN(ConvolutionBackwardOverrideable));
   RegisterElementwiseKernels(m);
+}
+
+// at::lstm is CompositeImplicitAutograd: openreg's kernel replaces its
+// decomposition above autograd too, and builds the graph from ops that have
+// derivatives (Note [Fused LSTM layers] in recurrent_layers.cc).
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("lstm.input", TORCH_FN(Lstm));
 }
 
 // ATen's Conjugate and Negative fallbacks materialize a lazily conjugated or

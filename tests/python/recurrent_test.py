@@ -1,14 +1,22 @@
 """Recurrent layers on openreg equal the CPU's, forward and backward.
 
-ATen's LSTM and GRU layers call fused cell kernels on accelerators, which
-openreg implements with ordinary ops (core/aten/recurrent_ops.cc).
+float32 LSTMs without projections run as the CPU runs them, one oneDNN layer
+kernel per layer and direction (Note [Fused LSTM layers] in
+core/aten/recurrent_layers.cc). Other LSTMs, GRUs and the cells call fused
+cell kernels on accelerators, which openreg implements with ordinary ops
+(core/aten/recurrent_ops.cc).
 """
 
+import collections
 import copy
+import os
 
 import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from torch.utils._python_dispatch import TorchDispatchMode
+
+DRIVER = os.environ["OPENREG_DRIVER"]
 
 TOLERANCES = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -17,6 +25,9 @@ LAYERS = {
     "LSTM, 2 layers, bidirectional, batch_first": lambda: torch.nn.LSTM(4, 8, num_layers=2, bidirectional=True, batch_first=True),
     "LSTM, proj_size": lambda: torch.nn.LSTM(4, 8, proj_size=3),
     "LSTM, no bias": lambda: torch.nn.LSTM(4, 8, bias=False),
+    "LSTM, 2 layers, batch_first": lambda: torch.nn.LSTM(4, 8, num_layers=2, batch_first=True),
+    "LSTM, bidirectional, no bias": lambda: torch.nn.LSTM(4, 8, bidirectional=True, bias=False),
+    "LSTM, 2 layers, bidirectional, proj_size": lambda: torch.nn.LSTM(4, 8, num_layers=2, bidirectional=True, proj_size=3),
     "GRU": lambda: torch.nn.GRU(4, 8),
     "GRU, 2 layers, bidirectional": lambda: torch.nn.GRU(4, 8, num_layers=2, bidirectional=True),
     "GRU, no bias": lambda: torch.nn.GRU(4, 8, bias=False),
@@ -88,15 +99,129 @@ def test_packed_sequence_matches_cpu(name):
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU"])
-def test_inference_mode_matches_cpu(name):
-    # Without autograd the fused cells are called directly, not through their
-    # autograd wrappers.
+@pytest.mark.parametrize("mode", [torch.inference_mode, torch.no_grad])
+def test_without_autograd_matches_cpu(name, mode):
+    # In inference mode the kernels are called directly, not through their
+    # autograd wrappers; under no_grad the wrappers run but the LSTM layer
+    # keeps no workspace for a backward pass.
     torch.manual_seed(4)
     layer = LAYERS[name]()
     device_layer = copy.deepcopy(layer).to("openreg")
     x = torch.randn(4, 2, 4)
-    with torch.inference_mode():
+    with mode():
         torch.testing.assert_close(device_layer(x.to("openreg"))[0].cpu(), layer(x)[0], **TOLERANCES)
+
+
+class OpCounter(TorchDispatchMode):
+    """Counts the ATen ops that reach the device, by overload name."""
+
+    def __init__(self):
+        super().__init__()
+        self.counts = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.counts[str(func.overloadpacket)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def test_lstm_runs_as_one_op_per_layer_and_direction():
+    # A silent fallback to the per-step cells would run about a dozen ops per
+    # step and layer (hundreds here), forward and backward.
+    torch.manual_seed(8)
+    layer = torch.nn.LSTM(4, 8, num_layers=2, batch_first=True).to("openreg")
+    x = torch.randn(3, 20, 4, device="openreg")
+    with OpCounter() as counter:
+        output, (h, c) = layer(x)
+        (output.sum() + h.sum() + c.sum()).backward()
+    counts = counter.counts
+    assert counts["aten.mkldnn_rnn_layer"] == 2, counts
+    assert counts["aten.mkldnn_rnn_layer_backward"] == 2, counts
+    assert counts["aten._thnn_fused_lstm_cell"] == 0, counts
+    assert sum(counts.values()) < 60, counts
+
+
+def test_lstm_with_projections_keeps_the_cell_path():
+    # The CPU runs projections through the generic decomposition too, so
+    # openreg does the same (and agrees: test_layer_matches_cpu).
+    layer = torch.nn.LSTM(4, 8, proj_size=3).to("openreg")
+    with OpCounter() as counter:
+        layer(torch.randn(5, 2, 4, device="openreg"))
+    assert counter.counts["aten.mkldnn_rnn_layer"] == 0, counter.counts
+    assert counter.counts["aten._thnn_fused_lstm_cell"] == 5, counter.counts
+
+
+def test_lstm_under_autocast_runs_its_cells_in_the_autocast_dtype():
+    # openreg's autocast policy (CUDA's) lists the cells, not the layer.
+    layer = torch.nn.LSTM(4, 8).to("openreg")
+    with torch.autocast("openreg", dtype=torch.float16), OpCounter() as counter:
+        output, _ = layer(torch.randn(5, 2, 4, device="openreg"))
+    assert output.dtype == torch.float16
+    assert counter.counts["aten.mkldnn_rnn_layer"] == 0, counter.counts
+
+
+def test_lstm_layers_of_new_shapes_match_cpu():
+    # The layer's workspace size is learned per shape: every new sequence
+    # length and batch must get its own.
+    torch.manual_seed(9)
+    layer = torch.nn.LSTM(4, 8)
+    for steps, batch in ((3, 2), (7, 2), (7, 5), (3, 2)):
+        layer.zero_grad(set_to_none=True)
+        assert_layer_matches_cpu(layer, [torch.randn(steps, batch, 4)])
+
+
+@pytest.mark.skipif(DRIVER == "cpu_sim", reason="cpu_sim runs every op to completion before returning")
+def test_lstm_forward_and_backward_do_not_wait_for_the_device():
+    layer = torch.nn.LSTM(4, 8, num_layers=2).to("openreg")
+    x = torch.randn(6, 3, 4, device="openreg")
+    layer(x)[0].sum().backward()  # learns the workspace sizes
+    a = torch.randn(1024, 1024, device="openreg")
+    torch.openreg.synchronize()
+    for _ in range(8):
+        a = a @ a / 1024
+    output = layer(x)[0]
+    output.sum().backward()
+    # Had the layer waited for its result, the matmuls before it would be done.
+    assert not torch.openreg.current_stream().query(), "the LSTM waited for the device"
+    torch.openreg.synchronize()
+
+
+def mkldnn_rnn_layer_arguments(device, mode=2, hidden=8, batch_sizes=()):
+    gates = 4 * hidden
+    tensors = [torch.randn(5, 2, 4), torch.randn(gates, 4), torch.randn(gates, hidden), torch.randn(gates),
+               torch.randn(gates), torch.randn(2, hidden), torch.randn(2, hidden)]
+    tensors = [t.to(device) for t in tensors]
+    return [*tensors, False, list(batch_sizes), mode, hidden, 1, True, False, False, True]
+
+
+def test_lstm_layer_kernel_matches_cpu_when_called_directly():
+    torch.manual_seed(10)
+    arguments = mkldnn_rnn_layer_arguments("cpu")
+    expected = torch.ops.aten.mkldnn_rnn_layer(*arguments)
+    device_arguments = [a.to("openreg") if isinstance(a, torch.Tensor) else a for a in arguments]
+    result = torch.ops.aten.mkldnn_rnn_layer(*device_arguments)
+    for device_out, cpu_out in zip(result[:3], expected[:3]):
+        torch.testing.assert_close(device_out.cpu(), cpu_out, **TOLERANCES)
+    assert result[3].shape == expected[3].shape
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda a: a.__setitem__(9, 3), r"LSTM layers \(mode 2\) only"),
+        (lambda a: a.__setitem__(8, [2, 2, 1]), "packed sequences"),
+        (lambda a: a.__setitem__(5, a[5][:1]), r"hx_ of shape \[batch, hidden_size\]"),
+        (lambda a: a.__setitem__(1, a[1].double()), "float32 weights and states"),
+        (lambda a: a.__setitem__(0, a[0][0]), "3-D float32 input"),
+        (lambda a: a.__setitem__(6, a[6].cpu()), "found a CPU tensor"),
+    ],
+)
+def test_lstm_layer_kernel_rejects_bad_arguments(change, message):
+    arguments = mkldnn_rnn_layer_arguments("openreg")
+    change(arguments)
+    with pytest.raises(RuntimeError, match=message):
+        torch.ops.aten.mkldnn_rnn_layer(*arguments)
+    # The device keeps working.
+    assert torch.ops.aten.mkldnn_rnn_layer(*mkldnn_rnn_layer_arguments("openreg"))[0].cpu().isfinite().all()
 
 
 def test_double_backward_through_lstm_cell_matches_cpu():
