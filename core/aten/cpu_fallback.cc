@@ -89,10 +89,22 @@ struct Placement {
   }
 };
 
-void RunKernel(KernelLaunch& launch, c10::DeviceIndex device,
-               intptr_t execution_offset) {
-  absl::InlinedVector<Placement, 2> placements;
+using Placements = absl::InlinedVector<Placement, 2>;
+
+// Where the launch's written arguments are before its kernel runs the first
+// time.
+Placements PlacementsOf(const KernelLaunch& launch) {
+  Placements placements;
   for (const at::Tensor& alias : launch.written) placements.emplace_back(alias);
+  return placements;
+}
+
+// Runs the launch's kernel and leaves its results at `placements`, where the
+// caller expects them. A captured launch runs once per replay with the
+// placements taken at capture: a kernel that moved an alias on an earlier
+// run finds it moved, and the results still reach the planned memory.
+void RunKernel(KernelLaunch& launch, const Placements& placements,
+               c10::DeviceIndex device, intptr_t execution_offset) {
   {
     const ScopedKernelMemoryOnDevice kernel_memory(device, execution_offset);
     launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
@@ -249,18 +261,20 @@ class FallbackCall {
       // A graph runs the kernel on every replay, and the boxed call consumes
       // its stack: each run starts from a copy of the arguments.
       torch::jit::Stack arguments = launch->stack;
+      Placements planned = PlacementsOf(*launch);
       EnqueueOnCurrentStream(
           device, facts_.schema_name,
-          [launch = std::move(launch), device, execution_offset, arguments]() {
+          [launch = std::move(launch), device, execution_offset, arguments,
+           planned = std::move(planned)]() {
             launch->stack = arguments;
-            RunKernel(*launch, device, execution_offset);
+            RunKernel(*launch, planned, device, execution_offset);
           });
       return;
     }
     EnqueueOnCurrentStream(
         device, facts_.schema_name,
         [launch = std::move(launch), device, execution_offset]() {
-          RunKernel(*launch, device, execution_offset);
+          RunKernel(*launch, PlacementsOf(*launch), device, execution_offset);
         });
   }
 

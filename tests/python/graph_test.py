@@ -36,6 +36,30 @@ def test_replay_runs_the_captured_work_again_with_new_static_inputs():
         torch.testing.assert_close(out.cpu(), expected)
 
 
+def test_replays_of_kernels_that_move_their_output_write_the_captured_result():
+    # huber_loss with a reduction uses its out= argument as scratch space of
+    # the input's shape, and max_unpool2d restrides it: on the CPU alias the
+    # first run moves the output elsewhere, and every replay must still write
+    # the result where the graph's caller holds it.
+    x = torch.randn(4, 6, device="openreg")
+    y = torch.randn(4, 6, device="openreg")
+    pooled, indices = torch.nn.functional.max_pool2d(torch.randn(1, 2, 4, 4), 2, return_indices=True)
+    static_pooled = pooled.to("openreg").contiguous(memory_format=torch.channels_last)
+    static_indices = indices.to("openreg")
+    graph, (loss, unpooled) = capture(lambda: (
+        torch.nn.functional.huber_loss(x, y),
+        torch.nn.functional.max_unpool2d(static_pooled, static_indices, 2)))
+    for seed in range(3):
+        generator = torch.Generator().manual_seed(seed)
+        new_x, new_pooled = torch.randn(4, 6, generator=generator), torch.randn(1, 2, 2, 2, generator=generator)
+        x.copy_(new_x)
+        static_pooled.copy_(new_pooled)
+        graph.replay()
+        torch.testing.assert_close(loss.cpu(), torch.nn.functional.huber_loss(new_x, y.cpu()))
+        torch.testing.assert_close(unpooled.cpu(), torch.nn.functional.max_unpool2d(
+            new_pooled.contiguous(memory_format=torch.channels_last), indices, 2))
+
+
 def test_capture_records_instead_of_running():
     x = torch.zeros(4, device="openreg")
     graph = torch.openreg.Graph()
