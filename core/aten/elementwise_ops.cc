@@ -135,7 +135,10 @@ bool LoopReady(const at::Tensor& self, const at::Tensor& other,
 // Enqueues `loop(iter)` on the current stream of the iterator's device, the
 // iterator's openreg operands moved to the execution view. A CPU scalar
 // operand stays where it is: host memory the loop reads as the CPU would.
-// The iterator owns its operands, so the memory lives until the loop ran.
+// The iterator owns its operands, so the memory lives until the loop ran. A
+// captured graph runs the same closure on every replay: the loops of
+// LoopDtype's dtypes only read the iterator (the reduced-float loops, which
+// remove an operand, never get here).
 template <typename Loop>
 void EnqueueLoop(at::TensorIterator iter, const char* op_name, Loop loop) {
   if (iter.numel() == 0) return;
