@@ -257,25 +257,26 @@ class FallbackCall {
     const c10::DeviceIndex device = *device_;
     const intptr_t execution_offset = runtime_->execution_offset(device);
     launch->aliases.ForgetOriginalTensors();
-    if (IsCapturing(CurrentDriverStream(device))) {
+    // One stream lookup serves the capture check and the launch.
+    const openreg_stream stream = CurrentDriverStream(device);
+    if (IsCapturing(stream)) {
       // A graph runs the kernel on every replay, and the boxed call consumes
       // its stack: each run starts from a copy of the arguments.
       torch::jit::Stack arguments = launch->stack;
       Placements planned = PlacementsOf(*launch);
-      EnqueueOnCurrentStream(
-          device, facts_.schema_name,
-          [launch = std::move(launch), device, execution_offset, arguments,
-           planned = std::move(planned)]() {
-            launch->stack = arguments;
-            RunKernel(*launch, planned, device, execution_offset);
-          });
+      EnqueueWork(device, stream, facts_.schema_name,
+                  [launch = std::move(launch), device, execution_offset,
+                   arguments, planned = std::move(planned)]() {
+                    launch->stack = arguments;
+                    RunKernel(*launch, planned, device, execution_offset);
+                  });
       return;
     }
-    EnqueueOnCurrentStream(
-        device, facts_.schema_name,
-        [launch = std::move(launch), device, execution_offset]() {
-          RunKernel(*launch, PlacementsOf(*launch), device, execution_offset);
-        });
+    EnqueueWork(device, stream, facts_.schema_name,
+                [launch = std::move(launch), device, execution_offset]() {
+                  RunKernel(*launch, PlacementsOf(*launch), device,
+                            execution_offset);
+                });
   }
 
   // Whether some out= argument may need resizing. One that is also an input

@@ -32,6 +32,7 @@
 #include <torch/library.h>
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "core/aten/argument_devices.h"
@@ -169,14 +170,20 @@ c10::OperatorHandle Op(const char* name, const char* overload) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
 }
 
-// One binary op: its ATen names, how ATen builds its iterator, and the CPU
-// loop that runs it.
+bool FloatingOrComplex(at::ScalarType dtype) {
+  return c10::isFloatingType(dtype) || c10::isComplexType(dtype);
+}
+
+// One binary op: its ATen names, which dtypes its loop takes, ATen's checks
+// of its arguments, how ATen builds its iterator, and the CPU loop that runs
+// it. add and sub take an alpha, mul and div none.
 struct AddOp {
   static constexpr const char* kName = "aten::add";
   static constexpr const char* kInPlaceName = "aten::add_";
-  static void Check(at::ScalarType dtype, const at::Tensor& /*self*/,
-                    const at::Tensor& /*other*/, const c10::Scalar& alpha) {
-    at::native::alpha_check(dtype, alpha);
+  static bool Takes(at::ScalarType /*dtype*/) { return true; }
+  static void Check(const at::Tensor& self, const at::Tensor& /*other*/,
+                    const c10::Scalar& alpha) {
+    at::native::alpha_check(self.scalar_type(), alpha);
   }
   static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
                                   const at::Tensor& other) {
@@ -190,10 +197,11 @@ struct AddOp {
 struct SubOp {
   static constexpr const char* kName = "aten::sub";
   static constexpr const char* kInPlaceName = "aten::sub_";
-  static void Check(at::ScalarType dtype, const at::Tensor& self,
-                    const at::Tensor& other, const c10::Scalar& alpha) {
+  static bool Takes(at::ScalarType /*dtype*/) { return true; }
+  static void Check(const at::Tensor& self, const at::Tensor& other,
+                    const c10::Scalar& alpha) {
     at::native::sub_check(self, other);
-    at::native::alpha_check(dtype, alpha);
+    at::native::alpha_check(self.scalar_type(), alpha);
   }
   static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
                                   const at::Tensor& other) {
@@ -208,6 +216,8 @@ struct SubOp {
 struct MulOp {
   static constexpr const char* kName = "aten::mul";
   static constexpr const char* kInPlaceName = "aten::mul_";
+  static bool Takes(at::ScalarType /*dtype*/) { return true; }
+  static void Check(const at::Tensor& /*self*/, const at::Tensor& /*other*/) {}
   static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
                                   const at::Tensor& other) {
     return at::TensorIterator::binary_op(out, self, other);
@@ -217,11 +227,13 @@ struct MulOp {
   }
 };
 
-// True division; integer tensors promote to float, so they never reach the
-// loop (LoopReady wants one dtype throughout).
+// True division; integer tensors promote to float, so the loop takes
+// floating and complex tensors only (the others need a conversion).
 struct DivOp {
   static constexpr const char* kName = "aten::div";
   static constexpr const char* kInPlaceName = "aten::div_";
+  static bool Takes(at::ScalarType dtype) { return FloatingOrComplex(dtype); }
+  static void Check(const at::Tensor& /*self*/, const at::Tensor& /*other*/) {}
   static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
                                   const at::Tensor& other) {
     return at::TensorIterator::binary_float_op(out, self, other);
@@ -231,121 +243,69 @@ struct DivOp {
   }
 };
 
-bool FloatingOrComplex(at::ScalarType dtype) {
-  return c10::isFloatingType(dtype) || c10::isComplexType(dtype);
+// Enqueues `BinaryOp`'s loop for `self` and `other` writing `out` (null: a
+// fresh result) and returns the result, or nothing when the loop cannot
+// take the call and the fallback must.
+template <typename BinaryOp, typename... Alpha>
+std::optional<at::Tensor> EnqueueBinaryLoop(const at::Tensor& self,
+                                            const at::Tensor& other,
+                                            const at::Tensor* out,
+                                            const Alpha&... alpha) {
+  const at::Tensor operand = NumberAs(other, self.scalar_type());
+  if (!LoopReady(self, operand, out) || !BinaryOp::Takes(self.scalar_type())) {
+    return std::nullopt;
+  }
+  // ATen checks the number as given (sub rejects a Python bool).
+  BinaryOp::Check(self, other, alpha...);
+  // An in-place op's iterator raises if `other` would broadcast `self` to
+  // another shape: it never resizes its tensor. An out= one resizes `out`.
+  at::TensorBase out_base;
+  if (out != nullptr) out_base = *out;
+  at::TensorIterator iter = BinaryOp::Build(out_base, self, operand);
+  at::Tensor result = iter.output();
+  EnqueueLoop(
+      std::move(iter), BinaryOp::kName,
+      [alpha...](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha...); });
+  return result;
 }
 
-// The three forms of each op, with and without alpha.
-template <typename BinaryOp>
-struct AlphaForms {
+// The functional, in-place and out= kernels of `BinaryOp`; `Alpha` is
+// c10::Scalar for ops with an alpha, empty for the others.
+template <typename BinaryOp, typename... Alpha>
+struct Forms {
   static at::Tensor Functional(const at::Tensor& self, const at::Tensor& other,
-                               const c10::Scalar& alpha) {
+                               const Alpha&... alpha) {
     static const c10::OperatorHandle op = Op(BinaryOp::kName, "Tensor");
-    const at::Tensor operand = NumberAs(other, self.scalar_type());
-    if (!LoopReady(self, operand, nullptr)) {
-      return Fallback(op, self, other, alpha);
+    if (auto result =
+            EnqueueBinaryLoop<BinaryOp>(self, other, nullptr, alpha...)) {
+      return *std::move(result);
     }
-    // ATen checks the number as given (sub rejects a Python bool).
-    BinaryOp::Check(self.scalar_type(), self, other, alpha);
-    at::TensorBase out;
-    at::TensorIterator iter = BinaryOp::Build(out, self, operand);
-    at::Tensor result = iter.output();
-    EnqueueLoop(
-        std::move(iter), BinaryOp::kName,
-        [alpha](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha); });
-    return result;
+    return Fallback(op, self, other, alpha...);
   }
 
   static at::Tensor& InPlace(at::Tensor& self, const at::Tensor& other,
-                             const c10::Scalar& alpha) {
+                             const Alpha&... alpha) {
     static const c10::OperatorHandle op = Op(BinaryOp::kInPlaceName, "Tensor");
-    const at::Tensor operand = NumberAs(other, self.scalar_type());
-    // ATen's iterator raises if `other` would broadcast `self` to another
-    // shape: an in-place op never resizes its tensor.
-    if (!LoopReady(self, operand, &self)) {
-      Fallback(op, self, other, alpha);
-      return self;
+    if (!EnqueueBinaryLoop<BinaryOp>(self, other, &self, alpha...)) {
+      Fallback(op, self, other, alpha...);
     }
-    // ATen checks the number as given (sub rejects a Python bool).
-    BinaryOp::Check(self.scalar_type(), self, other, alpha);
-    at::TensorBase out = self;
-    EnqueueLoop(
-        BinaryOp::Build(out, self, operand), BinaryOp::kName,
-        [alpha](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha); });
     return self;
   }
 
   static at::Tensor& Out(const at::Tensor& self, const at::Tensor& other,
-                         const c10::Scalar& alpha, at::Tensor& out) {
+                         const Alpha&... alpha, at::Tensor& out) {
     static const c10::OperatorHandle op = Op(BinaryOp::kName, "out");
-    const at::Tensor operand = NumberAs(other, self.scalar_type());
-    if (!LoopReady(self, operand, &out)) {
-      Fallback(op, self, other, alpha, out);
-      return out;
+    if (!EnqueueBinaryLoop<BinaryOp>(self, other, &out, alpha...)) {
+      Fallback(op, self, other, alpha..., out);
     }
-    // ATen checks the number as given (sub rejects a Python bool).
-    BinaryOp::Check(self.scalar_type(), self, other, alpha);
-    at::TensorBase out_base = out;
-    EnqueueLoop(
-        BinaryOp::Build(out_base, self, operand), BinaryOp::kName,
-        [alpha](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha); });
     return out;
   }
 };
 
-template <typename BinaryOp, bool kFloatOnly>
-struct PlainForms {
-  static bool Ready(const at::Tensor& self, const at::Tensor& operand,
-                    const at::Tensor* out) {
-    return LoopReady(self, operand, out) &&
-           (!kFloatOnly || FloatingOrComplex(self.scalar_type()));
-  }
-
-  static at::Tensor Functional(const at::Tensor& self,
-                               const at::Tensor& other) {
-    static const c10::OperatorHandle op = Op(BinaryOp::kName, "Tensor");
-    const at::Tensor operand = NumberAs(other, self.scalar_type());
-    if (!Ready(self, operand, nullptr)) return Fallback(op, self, other);
-    at::TensorBase out;
-    at::TensorIterator iter = BinaryOp::Build(out, self, operand);
-    at::Tensor result = iter.output();
-    EnqueueLoop(std::move(iter), BinaryOp::kName,
-                [](at::TensorIteratorBase& it) { BinaryOp::Run(it); });
-    return result;
-  }
-
-  static at::Tensor& InPlace(at::Tensor& self, const at::Tensor& other) {
-    static const c10::OperatorHandle op = Op(BinaryOp::kInPlaceName, "Tensor");
-    const at::Tensor operand = NumberAs(other, self.scalar_type());
-    if (!Ready(self, operand, &self)) {
-      Fallback(op, self, other);
-      return self;
-    }
-    at::TensorBase out = self;
-    EnqueueLoop(BinaryOp::Build(out, self, operand), BinaryOp::kName,
-                [](at::TensorIteratorBase& it) { BinaryOp::Run(it); });
-    return self;
-  }
-
-  static at::Tensor& Out(const at::Tensor& self, const at::Tensor& other,
-                         at::Tensor& out) {
-    static const c10::OperatorHandle op = Op(BinaryOp::kName, "out");
-    const at::Tensor operand = NumberAs(other, self.scalar_type());
-    if (!Ready(self, operand, &out)) {
-      Fallback(op, self, other, out);
-      return out;
-    }
-    at::TensorBase out_base = out;
-    EnqueueLoop(BinaryOp::Build(out_base, self, operand), BinaryOp::kName,
-                [](at::TensorIteratorBase& it) { BinaryOp::Run(it); });
-    return out;
-  }
-};
-
-using Add = AlphaForms<AddOp>;
-using Sub = AlphaForms<SubOp>;
-using Mul = PlainForms<MulOp, /*kFloatOnly=*/false>;
-using Div = PlainForms<DivOp, /*kFloatOnly=*/true>;
+using Add = Forms<AddOp, c10::Scalar>;
+using Sub = Forms<SubOp, c10::Scalar>;
+using Mul = Forms<MulOp>;
+using Div = Forms<DivOp>;
 
 }  // namespace
 
