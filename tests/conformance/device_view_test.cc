@@ -5,29 +5,16 @@
 // memsets and host functions see them. A driver without the function (or
 // reporting 0) keeps device memory host-accessible at its address. Pinned
 // host memory is host memory either way.
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "tests/conformance/driver_fixture.h"
+#include "tests/conformance/host_read_fault.h"
 
 namespace openreg::conformance {
 namespace {
 
 OPENREG_CONFORMANCE_SUITE(DeviceViewTest, InitializedDriverTest);
-
-void ExpectHostReadFaults(const void* device) {
-  // The child reruns this test alone, so the driver's threads in this
-  // process do not matter.
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        const volatile unsigned char* byte =
-            static_cast<const volatile unsigned char*>(device);
-        std::fprintf(stderr, "read %d\n", *byte);
-      },
-      "");
-}
 
 TEST_P(DeviceViewTest, OffsetIsConstantPerDeviceAndArgumentsAreChecked) {
   if (!HasExecutionOffset()) {

@@ -16,9 +16,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/conformance/host_read_fault.h"
 
 namespace openreg::sim {
 namespace {
+
+using ::openreg::conformance::ExpectHostReadFaults;
 
 constexpr uint64_t kCapacity = uint64_t{64} << 20;
 
@@ -42,18 +45,6 @@ void* MustAllocate(DeviceMemory& memory, size_t size) {
   void* ptr = nullptr;
   EXPECT_EQ(memory.Allocate(size, &ptr), OPENREG_SUCCESS);
   return ptr;
-}
-
-// The child of a death test reruns only this test.
-void ExpectHostReadFaults(const void* address) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        const volatile unsigned char* byte =
-            static_cast<const volatile unsigned char*>(address);
-        std::fprintf(stderr, "read %d\n", *byte);
-      },
-      "");
 }
 
 TEST(DeviceMemoryTest, ReallocatedRetainedPagesKeepBothViews) {
