@@ -141,12 +141,13 @@ void CopyOnDestinationStream(const at::Tensor& src, const at::Tensor& dst) {
 // the event, shared because it must outlive the wait on both streams.
 std::shared_ptr<DriverEvent> MakeWait(c10::DeviceIndex signaller_device,
                                       openreg_stream signaller,
+                                      c10::DeviceIndex waiter_device,
                                       openreg_stream waiter) {
   const Driver& driver = DriverFor(signaller_device);
   auto event = std::make_shared<DriverEvent>(
       ValueOrThrow(driver.CreateEvent(signaller_device, EventFlags::kDefault)));
   RecordEventOn(signaller_device, event->get(), signaller);
-  WaitEventOn(signaller_device, waiter, event->get());
+  WaitEventOn(waiter_device, waiter, event->get());
   return event;
 }
 
@@ -163,10 +164,10 @@ void CopyDeviceToDevice(const at::Tensor& src, const at::Tensor& dst) {
   const openreg_stream src_stream = CurrentDriverStream(src_device);
   const openreg_stream dst_stream = CurrentDriverStream(dst_device);
   std::shared_ptr<DriverEvent> source_ready =
-      MakeWait(src_device, src_stream, dst_stream);
+      MakeWait(src_device, src_stream, dst_device, dst_stream);
   CopyOnDestinationStream(src, dst);
   std::shared_ptr<DriverEvent> copy_done =
-      MakeWait(dst_device, dst_stream, src_stream);
+      MakeWait(dst_device, dst_stream, src_device, src_stream);
   // Each event lives until both streams are past their waits on it.
   EnqueueWork(dst_device, dst_stream, "copy",
               [source_ready, copy_done] {});

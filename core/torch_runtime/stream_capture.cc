@@ -35,6 +35,24 @@ void ThrowIfRecordingFailed(const absl::Status& status) {
               "openreg: recording into a graph failed: ", status.message());
 }
 
+// A graph records one device's work: its memory comes from that device's
+// private pool and its replay launches on that device's streams (as a
+// torch.cuda.CUDAGraph belongs to the device it was captured on).
+[[noreturn]] void AbandonCrossDeviceJoin(CapturedGraph& graph,
+                                        c10::DeviceIndex device) {
+  const std::string message = absl::StrCat(
+      "openreg: a stream of openreg:", static_cast<int>(device),
+      " waited for work captured on openreg:", graph.device(),
+      " (e.g. a copy between the two devices inside the captured region); a "
+      "graph records the work of one device only. The capture has been "
+      "abandoned (capture_end ends it without a graph; replay raises) and "
+      "both devices run work eagerly again. Do cross-device copies before or "
+      "after the captured region, or capture one graph per device.");
+  graph.Abandon(message);
+  Registry().End(graph);
+  TORCH_CHECK(false, message);
+}
+
 bool IsPinnedHost(const Driver& driver, const void* ptr) {
   absl::StatusOr<PointerAttributes> attributes =
       driver.GetPointerAttributes(ptr);
@@ -131,6 +149,7 @@ void WaitEventOn(c10::DeviceIndex device, openreg_stream stream,
   if (std::shared_ptr<CapturedGraph> graph = Registry().GraphWithEvent(event)) {
     // A stream that waits for captured work joins the capture, as on CUDA.
     if (Registry().GraphOf(stream) == nullptr) {
+      if (device != graph->device()) AbandonCrossDeviceJoin(*graph, device);
       Registry().Join(stream, device, graph);
     }
     ThrowIfRecordingFailed(graph->AddEventWait(stream, device, event));

@@ -250,3 +250,24 @@ def test_second_device():
     assert out.device == torch.device("openreg:1")
     assert metrics.generated_kernel_count > 0
     torch.testing.assert_close(out.cpu(), f(x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_kernels_are_captured_into_a_graph_and_replayed():
+    # Generated kernels launch through the same capture-aware path as eager
+    # ops, so a capture records them and every replay runs them again.
+    def f(x, y):
+        return (x * y + 1).relu().sum(0) * 2
+
+    compiled = torch.compile(f)
+    x, y = torch.randn(64, 32, device="openreg"), torch.randn(64, 32, device="openreg")
+    _, (code,) = run_and_get_code(compiled, x, y)
+    assert_generated_openreg_kernels(code)
+    compiled(x, y)  # warm-up outside the capture, as on CUDA
+    graph = torch.openreg.Graph()
+    with torch.openreg.graph(graph):
+        out = compiled(x, y)
+    for seed in range(3):
+        new_x = torch.randn(64, 32, generator=torch.Generator().manual_seed(seed))
+        x.copy_(new_x)
+        graph.replay()
+        torch.testing.assert_close(out.cpu(), f(new_x, y.cpu()))

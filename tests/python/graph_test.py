@@ -6,6 +6,7 @@ import os
 import pytest
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from openreg_testing import run_python
 
@@ -235,6 +236,30 @@ def test_forbidden_calls_abandon_the_capture_and_the_device_stays_usable(name):
     assert x.cpu().tolist() == [2.0] * 4
 
 
+@pytest.mark.parametrize("copy", ["copy_ into the other device", ".to() the other device"])
+def test_cross_device_copies_abandon_the_capture_and_both_devices_stay_usable(copy):
+    assert torch.openreg.device_count() >= 2, "the drivers' default configuration has two devices"
+    x = torch.ones(4, device="openreg:0")
+    y = torch.zeros(4, device="openreg:1")
+    graph = torch.openreg.Graph()
+    with pytest.raises(RuntimeError, match=r"a stream of openreg:1 waited for work captured on openreg:0 .*"
+                                           r"records the work of one device only"):
+        with torch.openreg.graph(graph):
+            x.add_(1)
+            if copy.startswith("copy_"):
+                y.copy_(x)
+            else:
+                x.to("openreg:1")
+    assert not torch.openreg.is_current_stream_capturing()
+    with pytest.raises(RuntimeError, match="capture was abandoned"):
+        graph.replay()
+    # Recorded work did not run; both devices run work eagerly again.
+    assert x.cpu().tolist() == [1.0] * 4
+    y.copy_(x + 1)
+    assert y.cpu().tolist() == [2.0] * 4
+    assert (y.to("openreg:0") * 2).sum().item() == 16.0
+
+
 def test_pinned_copies_are_captured():
     host_in = torch.zeros(4).pin_memory()
     host_out = torch.zeros(4).pin_memory()
@@ -413,6 +438,7 @@ def test_capture_and_replay_work_on_the_minimal_driver():
 ADVERSARIAL_TRAINING_PROGRAM = """
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 def setup():
     torch.manual_seed(0)
@@ -455,3 +481,110 @@ def test_captured_training_step_equals_eager_under_adversarial_scheduling():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["equal"], result.stdout
+
+
+def two_layer_model(seed):
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4)).to("openreg")
+
+
+def test_graphed_module_trains_like_the_eager_module():
+    eager, graphed = two_layer_model(0), two_layer_model(0)
+    sample = torch.randn(32, 8, device="openreg")
+    graphed = torch.openreg.make_graphed_callables(graphed, (sample,))
+    eager_opt = torch.optim.SGD(eager.parameters(), lr=0.1)
+    graphed_opt = torch.optim.SGD(graphed.parameters(), lr=0.1)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        x = torch.randn(32, 8, generator=generator).to("openreg")
+        target = torch.randn(32, 4, generator=generator).to("openreg")
+        losses = []
+        for model, opt in ((eager, eager_opt), (graphed, graphed_opt)):
+            opt.zero_grad(set_to_none=True)
+            loss = nn.functional.mse_loss(model(x), target)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+    for p, q in zip(eager.parameters(), graphed.parameters()):
+        torch.testing.assert_close(p.cpu(), q.cpu())
+    # The graphed module's layers run as replays: no matmul is dispatched.
+    with OpCounter() as ops:
+        graphed(x).sum().backward()
+    assert not {"aten.addmm.default", "aten.mm.default", "aten.tanh.default"} & set(ops.names), ops.names
+
+
+class OpCounter(TorchDispatchMode):
+    """Records the names of the ATen ops dispatched in its scope."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_graphed_callables_chain_and_pass_gradients_to_their_inputs():
+    first = two_layer_model(0)
+    eager_first = two_layer_model(0)
+
+    def scale_and_sum(h, w):
+        return (h * w).sum(1), h.amax(1)
+
+    sample_x = torch.randn(5, 8, device="openreg", requires_grad=True)
+    sample_h = torch.randn(5, 4, device="openreg", requires_grad=True)
+    sample_w = torch.randn(4, device="openreg", requires_grad=True)
+    first, second = torch.openreg.make_graphed_callables(
+        (first, scale_and_sum), ((sample_x,), (sample_h, sample_w)))
+    x = torch.randn(5, 8, requires_grad=True)
+    w = torch.randn(4, requires_grad=True)
+    results = []
+    for model, function in ((eager_first, scale_and_sum), (first, second)):
+        dx = x.detach().to("openreg").requires_grad_()
+        dw = w.detach().to("openreg").requires_grad_()
+        total, peak = function(model(dx), dw)
+        (total.sum() + 2 * peak.sum()).backward()
+        results.append((total.cpu(), peak.cpu(), dx.grad.cpu(), dw.grad.cpu(),
+                        [p.grad.cpu() for p in model.parameters()]))
+    torch.testing.assert_close(results[1], results[0])
+
+
+def test_graphed_module_runs_its_own_forward_in_the_other_training_mode():
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5)).to("openreg")
+    graphed = torch.openreg.make_graphed_callables(model, (torch.randn(4, 8, device="openreg"),))
+    graphed.eval()
+    x = torch.randn(3, 8, device="openreg")  # another shape: only the eager forward accepts it
+    torch.testing.assert_close(graphed(x).cpu(), (x.cpu() @ model[0].weight.cpu().T) + model[0].bias.cpu())
+
+
+def test_graphed_callables_reject_bad_arguments_clearly():
+    model = two_layer_model(0)
+    sample = torch.randn(2, 8, device="openreg")
+    with pytest.raises(ValueError, match=r"sample argument 0 is on cpu, expected an openreg tensor"):
+        torch.openreg.make_graphed_callables(model, (torch.randn(2, 8),))
+    with pytest.raises(TypeError, match=r"sample argument 1 is a float; only tensors"):
+        torch.openreg.make_graphed_callables(lambda a, b: a * b, (sample, 2.0))
+    with pytest.raises(ValueError, match=r"one tuple of sample arguments per callable \(2\)"):
+        torch.openreg.make_graphed_callables((model, model), ((sample,),))
+    with pytest.raises(ValueError, match=r"num_warmup_iters must be an int >= 0, found -1"):
+        torch.openreg.make_graphed_callables(model, (sample,), num_warmup_iters=-1)
+    handle = model.register_forward_hook(lambda *args: None)
+    with pytest.raises(RuntimeError, match=r"the Module has hooks registered \(_forward_hooks\)"):
+        torch.openreg.make_graphed_callables(model, (sample,))
+    handle.remove()
+    with torch.autocast("openreg"):
+        with pytest.raises(RuntimeError, match=r"autocast's weight cache is enabled"):
+            torch.openreg.make_graphed_callables(model, (sample,))
+    with pytest.raises(RuntimeError, match=r"appears to not have been used"):
+        torch.openreg.make_graphed_callables(lambda a, b: a * 2, (sample.requires_grad_(), sample.clone()
+                                                                      .requires_grad_()))
+    graphed = torch.openreg.make_graphed_callables(two_layer_model(0), (torch.randn(2, 8, device="openreg"),))
+    with pytest.raises(ValueError, match=r"argument 0 must match its sample \(torch.float32 \(2, 8\) on "
+                                         r"openreg:0\), found torch.float32 \(3, 8\) on openreg:0"):
+        graphed(torch.randn(3, 8, device="openreg"))
+    # The device and the graphed callable still work after every error.
+    assert graphed(torch.ones(2, 8, device="openreg")).shape == (2, 4)
+    assert not torch.openreg.is_current_stream_capturing()
+    assert (torch.ones(3, device="openreg") + 1).sum().item() == 6

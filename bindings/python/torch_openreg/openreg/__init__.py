@@ -19,6 +19,7 @@ from torch_openreg.openreg.graphs import (
     graph_pool_handle,
     is_current_stream_capturing,
 )
+from torch_openreg.openreg.graphed_callables import make_graphed_callables
 from torch_openreg.openreg.memory import (
     empty_cache,
     empty_host_cache,
@@ -84,6 +85,7 @@ __all__ = [
     "is_bf16_supported",
     "is_initialized",
     "is_tf32_supported",
+    "make_graphed_callables",
     "manual_seed",
     "manual_seed_all",
     "seed",
