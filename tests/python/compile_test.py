@@ -175,6 +175,8 @@ def test_bad_kernels_and_launch_arguments_raise_and_leave_the_process_working():
         _C._CompiledKernel(1, "k", "P")(torch.ones(4))
     with pytest.raises(ValueError, match="written by the kernel and must be an openreg tensor"):
         _C._CompiledKernel(1, "k", "M")(torch.ones(()))
+    with pytest.raises(ValueError, match="all tensors must be on one device; argument 1 is on openreg:1"):
+        _C._CompiledKernel(1, "k", "PM")(tensor, torch.ones(4, device="openreg:1"))
     with pytest.raises(ValueError, match="got no openreg tensor"):
         _C._CompiledKernel(1, "k", "P")(torch.ones(()))
     with pytest.raises(TypeError, match="argument 0 must be a tensor, an int or a float"):
