@@ -2,15 +2,18 @@
 // lives here; every function forwards to the core, whose errors arrive as
 // c10::Error and become Python exceptions through torch's translators.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <torch/csrc/Dtype.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "bindings/distributed.h"
+#include "core/aten/native_ops.h"
 #include "core/compile/compiled_kernel_launch.h"
 #include "core/graphs/openreg_graph.h"
 #include "core/runtime/runtime.h"
@@ -195,6 +198,20 @@ PYBIND11_MODULE(_C, m) {
       .def("__call__", &LaunchWithArguments)
       .def_property_readonly("name", &CompiledKernel::name)
       .def_property_readonly("signature", &CompiledKernel::signature);
+  // How the wrapper Inductor generates allocates an openreg graph's buffers
+  // (torch_openreg/_inductor/wrapper.py): straight to the allocation, with
+  // no Python argument parsing and no device string per buffer.
+  m.def("_empty_strided", [](const std::vector<int64_t>& size,
+                             const std::vector<int64_t>& stride,
+                             py::handle dtype, int64_t device) {
+    if (!THPDtype_Check(dtype.ptr())) {
+      throw py::type_error("_empty_strided: dtype must be a torch.dtype, got " +
+                           std::string(py::str(dtype.get_type())));
+    }
+    return EmptyStrided(size, stride,
+                        reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type,
+                        std::nullopt, OpenRegDevice(device), std::nullopt);
+  });
   m.def("_default_generator", [](int64_t device) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(
         DefaultGenerator(static_cast<c10::DeviceIndex>(device))));

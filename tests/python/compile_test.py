@@ -50,6 +50,8 @@ def test_fused_kernel_matches_eager_and_runs_on_openreg():
     x, y = torch.randn(64, 32), torch.randn(64, 32)
     out, (code,) = run_and_get_code(torch.compile(f), x.openreg(), y.openreg())
     assert_generated_openreg_kernels(code)
+    # Buffers come from openreg's allocation fast path, on the graph's device.
+    assert "empty_strided_openreg(" in code and "= empty_strided(" not in code, code
     assert out.device.type == "openreg"
     torch.testing.assert_close(out.cpu(), f(x, y))
 
@@ -181,6 +183,13 @@ def test_bad_kernels_and_launch_arguments_raise_and_leave_the_process_working():
         _C._CompiledKernel(1, "k", "P")(torch.ones(()))
     with pytest.raises(TypeError, match="argument 0 must be a tensor, an int or a float"):
         _C._CompiledKernel(1, "k", "P")("text")
+    # The wrapper's allocation fast path.
+    with pytest.raises(TypeError, match="dtype must be a torch.dtype"):
+        _C._empty_strided((2,), (1,), "float32", 0)
+    with pytest.raises((IndexError, RuntimeError, ValueError), match="device index 7 is out of range"):
+        _C._empty_strided((2,), (1,), torch.float32, 7)
+    buffer = _C._empty_strided((2, 3), (1, 2), torch.float64, 1)
+    assert (buffer.device, buffer.stride(), buffer.dtype) == (torch.device("openreg:1"), (1, 2), torch.float64)
     assert (tensor + 1).sum().item() == 8
 
 
