@@ -2,14 +2,18 @@
 // lives here; every function forwards to the core, whose errors arrive as
 // c10::Error and become Python exceptions through torch's translators.
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <torch/csrc/Dtype.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "bindings/distributed.h"
+#include "core/aten/native_ops.h"
 #include "core/compile/compiled_kernel_launch.h"
 #include "core/graphs/openreg_graph.h"
 #include "core/runtime/runtime.h"
@@ -73,26 +77,32 @@ py::dict HostMemoryStats() {
   return result;
 }
 
-// A compiled kernel's arguments as the core takes them: tensors, ints and
-// floats, in order (Note [Launching compiled kernels]).
-std::vector<CompiledKernelValue> KernelValues(const py::tuple& arguments) {
-  std::vector<CompiledKernelValue> values;
-  values.reserve(arguments.size());
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    PyObject* argument = arguments[i].ptr();
+// Launches `kernel` with a call's Python arguments: tensors (passed by
+// address: the tuple holds them until the launch returns), ints and floats,
+// in order (Note [Launching compiled kernels]). The values live on the
+// stack; the only allocation is the launched work's.
+void LaunchWithArguments(const CompiledKernel& kernel,
+                         const py::args& arguments) {
+  const Py_ssize_t count = PyTuple_GET_SIZE(arguments.ptr());
+  absl::InlinedVector<CompiledKernelValue, 8> values;
+  values.reserve(count);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* argument = PyTuple_GET_ITEM(arguments.ptr(), i);
     if (THPVariable_Check(argument)) {
-      values.emplace_back(THPVariable_Unpack(argument));
+      values.emplace_back(&THPVariable_Unpack(argument));
     } else if (PyLong_Check(argument) && !PyBool_Check(argument)) {
-      values.emplace_back(py::cast<int64_t>(arguments[i]));
+      values.emplace_back(py::cast<int64_t>(py::handle(argument)));
     } else if (PyFloat_Check(argument)) {
       values.emplace_back(PyFloat_AS_DOUBLE(argument));
     } else {
-      throw py::type_error("compiled kernel argument " + std::to_string(i) +
-                           " must be a tensor, an int or a float, got " +
-                           std::string(py::str(arguments[i].get_type())));
+      throw py::type_error(
+          "compiled kernel " + kernel.name() + ": argument " +
+          std::to_string(i) + " must be a tensor, an int or a float, got " +
+          std::string(py::str(py::handle(argument).get_type())));
     }
   }
-  return values;
+  py::gil_scoped_release no_gil;
+  ThrowIfError(kernel.Launch(values));
 }
 
 // A stream as the (stream_id, device_index, device_type) triple torch.Stream
@@ -176,14 +186,31 @@ PYBIND11_MODULE(_C, m) {
   });
   // Called by torch_openreg.distributed once torch.distributed is imported.
   m.def("_register_distributed", [m]() mutable { RegisterDistributedBindings(m); });
-  m.def("_launch_kernel", [](uintptr_t entry, const std::string& kernel_name,
-                             const std::string& signature,
-                             const py::tuple& arguments) {
-    std::vector<CompiledKernelValue> values = KernelValues(arguments);
-    py::gil_scoped_release no_gil;
-    ThrowIfError(LaunchCompiledKernel(
-        reinterpret_cast<CompiledKernelEntry>(entry), kernel_name, signature,
-        values));
+  // A kernel torch.compile generated, loaded once; calling it launches it
+  // on the current stream (torch_openreg/_inductor/kernel_launcher.py).
+  py::class_<CompiledKernel>(m, "_CompiledKernel")
+      .def(py::init(
+          [](uintptr_t entry, std::string name, std::string signature) {
+            return ValueOrThrow(CompiledKernel::Create(
+                reinterpret_cast<CompiledKernelEntry>(entry), std::move(name),
+                std::move(signature)));
+          }))
+      .def("__call__", &LaunchWithArguments)
+      .def_property_readonly("name", &CompiledKernel::name)
+      .def_property_readonly("signature", &CompiledKernel::signature);
+  // How the wrapper Inductor generates allocates an openreg graph's buffers
+  // (torch_openreg/_inductor/wrapper.py): straight to the allocation, with
+  // no Python argument parsing and no device string per buffer.
+  m.def("_empty_strided", [](const std::vector<int64_t>& size,
+                             const std::vector<int64_t>& stride,
+                             py::handle dtype, int64_t device) {
+    if (!THPDtype_Check(dtype.ptr())) {
+      throw py::type_error("_empty_strided: dtype must be a torch.dtype, got " +
+                           std::string(py::str(dtype.get_type())));
+    }
+    return EmptyStrided(size, stride,
+                        reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type,
+                        std::nullopt, OpenRegDevice(device), std::nullopt);
   });
   m.def("_default_generator", [](int64_t device) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(

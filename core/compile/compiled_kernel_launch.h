@@ -3,7 +3,7 @@
 // torch.compile's Inductor generates C++ kernels for openreg (see
 // docs/compile.md). Such a kernel reads and writes device memory, so it must
 // run where every other openreg op runs: in stream order, on the driver's
-// execution thread, inside a launched host function. LaunchCompiledKernel is
+// execution thread, inside a launched host function. CompiledKernel::Launch is
 // that launch path. The Python wrapper Inductor generates calls it once per
 // kernel call; it never runs the kernel on the calling thread (except on a
 // synchronous driver, where every launch completes on the calling thread).
@@ -31,7 +31,14 @@
 // Python may drop the tensors at once. It owns no Python object: the driver's
 // thread never needs the GIL.
 //
-// Thread-safety: may be called from any user thread, without the GIL.
+// Per-call cost. The generated wrapper calls a kernel once per graph call,
+// so everything that does not depend on the call's values (the entry point,
+// the name, the checked signature, how many storages a launch keeps) is
+// worked out once, when the kernel is loaded, by CompiledKernel::Create;
+// Launch only turns values into slots and enqueues one host function.
+//
+// Thread-safety: a CompiledKernel is immutable after Create; Launch may be
+// called from any user thread, without the GIL, on one kernel at once.
 #ifndef OPENREG_CORE_COMPILE_COMPILED_KERNEL_LAUNCH_H_
 #define OPENREG_CORE_COMPILE_COMPILED_KERNEL_LAUNCH_H_
 
@@ -39,11 +46,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
-#include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 
 namespace openreg {
 
@@ -57,19 +65,45 @@ static_assert(sizeof(OpenRegKernelArgument) == 8,
 
 using CompiledKernelEntry = void (*)(const OpenRegKernelArgument* arguments);
 
-// One argument as the caller passes it.
-using CompiledKernelValue = std::variant<at::Tensor, int64_t, double>;
+// One argument as the caller passes it. A tensor is passed by address: the
+// caller keeps it alive until Launch returns (the launched work takes its
+// own references to the storages).
+using CompiledKernelValue = std::variant<const at::Tensor*, int64_t, double>;
 
-// Enqueues `entry` with `values` on the current stream of the tensors'
-// device. Every openreg tensor must be on one device; there must be at least
-// one. A 'P' argument may also be a CPU tensor of one element (CPU scalars
-// above); an 'M' argument must be an openreg tensor. Returns
-// InvalidArgument, naming `kernel_name`, when the values do not match
-// `signature`.
-absl::Status LaunchCompiledKernel(CompiledKernelEntry entry,
-                                  absl::string_view kernel_name,
-                                  absl::string_view signature,
-                                  const std::vector<CompiledKernelValue>& values);
+class CompiledKernel {
+ public:
+  // `signature` must hold only 'P', 'M', 'I' and 'F' and name at least one
+  // tensor; `entry` must not be null. Returns InvalidArgument, naming
+  // `name`, otherwise.
+  static absl::StatusOr<CompiledKernel> Create(CompiledKernelEntry entry,
+                                               std::string name,
+                                               std::string signature);
+
+  // Enqueues the kernel with `values` on the current stream of the tensors'
+  // device. Every openreg tensor must be on one device; there must be at
+  // least one. A 'P' argument may also be a CPU tensor of one element (CPU
+  // scalars above); an 'M' argument must be an openreg tensor. Returns
+  // InvalidArgument, naming the kernel, when the values do not match the
+  // signature.
+  absl::Status Launch(absl::Span<const CompiledKernelValue> values) const;
+
+  const std::string& name() const { return name_; }
+  const std::string& signature() const { return signature_; }
+
+ private:
+  CompiledKernel(CompiledKernelEntry entry, std::string name,
+                 std::string signature, size_t tensor_count)
+      : entry_(entry),
+        name_(std::move(name)),
+        signature_(std::move(signature)),
+        tensor_count_(tensor_count) {}
+
+  CompiledKernelEntry entry_;
+  std::string name_;
+  std::string signature_;
+  // How many of the slots are tensors: the storages a launch keeps alive.
+  size_t tensor_count_;
+};
 
 }  // namespace openreg
 

@@ -50,6 +50,8 @@ def test_fused_kernel_matches_eager_and_runs_on_openreg():
     x, y = torch.randn(64, 32), torch.randn(64, 32)
     out, (code,) = run_and_get_code(torch.compile(f), x.openreg(), y.openreg())
     assert_generated_openreg_kernels(code)
+    # Buffers come from openreg's allocation fast path, on the graph's device.
+    assert "empty_strided_openreg(" in code and "= empty_strided(" not in code, code
     assert out.device.type == "openreg"
     torch.testing.assert_close(out.cpu(), f(x, y))
 
@@ -153,26 +155,41 @@ def test_max_autotune_extern_mm_and_fallback_op():
     torch.testing.assert_close(out.cpu(), f(a, b), rtol=1e-4, atol=1e-4)
 
 
-def test_bad_launch_arguments_raise_and_leave_the_process_working():
+def test_bad_kernels_and_launch_arguments_raise_and_leave_the_process_working():
     from torch_openreg import _C
 
+    # Checked once, when the kernel is loaded.
+    with pytest.raises(ValueError, match="expected only 'P', 'M', 'I' or 'F'"):
+        _C._CompiledKernel(1, "k", "X")
+    with pytest.raises(ValueError, match="has no tensor parameter"):
+        _C._CompiledKernel(1, "k", "IF")
+    with pytest.raises(ValueError, match="entry point is null"):
+        _C._CompiledKernel(0, "k", "P")
+    # Checked at every launch (the entry point is never called: every launch fails).
     tensor = torch.ones(4).openreg()
     with pytest.raises(ValueError, match="takes 2 arguments"):
-        _C._launch_kernel(1, "k", "PI", (tensor,))
+        _C._CompiledKernel(1, "k", "PI")(tensor)
     with pytest.raises(ValueError, match="argument 1 must be an int, got a tensor"):
-        _C._launch_kernel(1, "k", "PI", (tensor, tensor))
+        _C._CompiledKernel(1, "k", "PI")(tensor, tensor)
+    with pytest.raises(ValueError, match="argument 0 must be a tensor, got an int"):
+        _C._CompiledKernel(1, "k", "P")(3)
     with pytest.raises(ValueError, match="openreg tensor or a CPU scalar"):
-        _C._launch_kernel(1, "k", "P", (torch.ones(4),))
+        _C._CompiledKernel(1, "k", "P")(torch.ones(4))
     with pytest.raises(ValueError, match="written by the kernel and must be an openreg tensor"):
-        _C._launch_kernel(1, "k", "M", (torch.ones(()),))
-    with pytest.raises(ValueError, match="expected only 'P', 'M', 'I' or 'F'"):
-        _C._launch_kernel(1, "k", "X", (tensor,))
-    with pytest.raises(ValueError, match="has no openreg tensor argument"):
-        _C._launch_kernel(1, "k", "P", (torch.ones(()),))
-    with pytest.raises(ValueError, match="entry point is null"):
-        _C._launch_kernel(0, "k", "P", (tensor,))
-    with pytest.raises(TypeError, match="must be a tensor, an int or a float"):
-        _C._launch_kernel(1, "k", "P", ("text",))
+        _C._CompiledKernel(1, "k", "M")(torch.ones(()))
+    with pytest.raises(ValueError, match="all tensors must be on one device; argument 1 is on openreg:1"):
+        _C._CompiledKernel(1, "k", "PM")(tensor, torch.ones(4, device="openreg:1"))
+    with pytest.raises(ValueError, match="got no openreg tensor"):
+        _C._CompiledKernel(1, "k", "P")(torch.ones(()))
+    with pytest.raises(TypeError, match="argument 0 must be a tensor, an int or a float"):
+        _C._CompiledKernel(1, "k", "P")("text")
+    # The wrapper's allocation fast path.
+    with pytest.raises(TypeError, match="dtype must be a torch.dtype"):
+        _C._empty_strided((2,), (1,), "float32", 0)
+    with pytest.raises((IndexError, RuntimeError, ValueError), match="device index 7 is out of range"):
+        _C._empty_strided((2,), (1,), torch.float32, 7)
+    buffer = _C._empty_strided((2, 3), (1, 2), torch.float64, 1)
+    assert (buffer.device, buffer.stride(), buffer.dtype) == (torch.device("openreg:1"), (1, 2), torch.float64)
     assert (tensor + 1).sum().item() == 8
 
 

@@ -70,19 +70,18 @@ class _KernelCodeCache(CppCodeCache):
         return _get_cpp_prefix_header(device)
 
 
-class OpenRegCompiledKernel:
+class OpenRegCompiledKernel(_C._CompiledKernel):
     """A compiled kernel; calling it launches it on the current openreg stream
-    of its tensors' device and returns at once."""
+    of its tensors' device and returns at once.
+
+    The call goes straight to the core (`_C._CompiledKernel.__call__`): the
+    entry point, name and signature were handed over once, here, so a launch
+    converts only its arguments (Note [Launching compiled kernels])."""
 
     def __init__(self, name: str, signature: str, library: ctypes.CDLL):
-        self.name = name
-        self.signature = signature
+        super().__init__(ctypes.cast(getattr(library, ENTRY_NAME), ctypes.c_void_p).value or 0, name, signature)
         # Keeps the library loaded for as long as the kernel can be called.
         self._library = library
-        self._entry = ctypes.cast(getattr(library, ENTRY_NAME), ctypes.c_void_p).value
-
-    def __call__(self, *args: Any) -> None:
-        _C._launch_kernel(self._entry, self.name, self.signature, args)
 
     def __repr__(self) -> str:
         return f"<openreg compiled kernel {self.name}({self.signature})>"

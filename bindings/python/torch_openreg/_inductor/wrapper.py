@@ -4,7 +4,9 @@ The wrapper is Inductor's own, with two changes for openreg:
 - a C++ kernel is compiled by OpenRegKernelCompiler (kernel_launcher.py)
   instead of `async_compile.cpp_pybinding`, so calling it launches it on the
   current openreg stream instead of running it on the calling thread;
-- buffers are allocated on the graph's device index, not the current device.
+- buffers are allocated on the graph's device index, not the current device,
+  through `_C._empty_strided` (Inductor's generic path parses arguments and a
+  device string per buffer).
 Everything else (extern kernels such as mm and convolution, fallbacks to
 ATen ops, reinterpret views) is ordinary eager openreg work, enqueued on the
 same stream in program order.
@@ -15,6 +17,13 @@ from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPython
 from torch_openreg._inductor.scheduling import OPENREG_KERNEL_MARK
 
 _PYBINDING_CALL = "async_compile.cpp_pybinding("
+
+
+def _tracks_memory_lifecycle() -> bool:
+    """Whether Inductor's test configuration wants every allocation through its tracker."""
+    from torch._inductor import config
+
+    return config.test_configs.track_memory_lifecycle
 
 
 class _OpenRegKernelCalls:
@@ -28,10 +37,14 @@ class _OpenRegKernelCalls:
         super().define_kernel(kernel_name, kernel_body, metadata, gpu, cpp_definition)
 
     def make_allocation(self, name, device, dtype, shape, stride, allocation_shape=None, is_pinned=False):
-        line = super().make_allocation(name, device, dtype, shape, stride, allocation_shape, is_pinned)
-        if device.type == "openreg" and device.index is not None:
-            line = line.replace("device='openreg'", f"device='openreg:{device.index}'")
-        return line
+        # Inductor's fast allocation path (`empty_strided_cuda` and the like)
+        # exists for its own devices only; openreg's is `_C._empty_strided`,
+        # on the graph's device index.
+        if device.type == "openreg" and device.index is not None and not _tracks_memory_lifecycle():
+            sizes = self.codegen_python_shape_tuple(shape if allocation_shape is None else allocation_shape)
+            strides = self.codegen_python_shape_tuple(stride)
+            return f"{name} = empty_strided_openreg({sizes}, {strides}, {dtype}, {device.index})"
+        return super().make_allocation(name, device, dtype, shape, stride, allocation_shape, is_pinned)
 
 
 class OpenRegSubgraphPythonWrapperCodegen(_OpenRegKernelCalls, SubgraphPythonWrapperCodegen):
@@ -49,6 +62,7 @@ class OpenRegPythonWrapperCodegen(_OpenRegKernelCalls, PythonWrapperCodegen):
         super().write_header()
         self.header.splice(
             """
+            from torch_openreg._C import _empty_strided as empty_strided_openreg
             from torch_openreg._inductor.kernel_launcher import OpenRegKernelCompiler
             openreg_kernels = OpenRegKernelCompiler(async_compile)
             """,
