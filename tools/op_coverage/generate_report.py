@@ -414,6 +414,10 @@ def write_extra_dtypes_section(runs: List[DriverRun], ci_runs: List[DriverRun], 
     lines += shard_time_lines(runs)
     lines += ["", "CI's run (the first samples only), its test time:", ""]
     lines += shard_time_lines(ci_runs) or ["- not run yet"]
+    lines += [
+        "",
+        "Times are wall-clock, from the shards' test.xml: on a loaded machine they exceed the CPU time used.",
+    ]
     lines += ["", "### Failures and skips", ""]
     for run in runs:
         listed = expectations.load(run.driver, run.suite)
