@@ -238,12 +238,31 @@ bool CpuShapesDifferFromMeta(const c10::OperatorName& name) {
          name.name == "aten::multilabel_margin_loss_forward";
 }
 
+// In float16 and bfloat16, native_layer_norm's and _batch_norm_with_update's
+// meta kernels give the saved statistics in float (what CUDA returns), but
+// their CPU kernels return them in the input's dtype; the kernel would then
+// reject the float results handed to it. Their results are taken from the
+// kernel too.
+bool CpuDtypesDifferFromMeta(const c10::OperatorName& name,
+                             c10::ArrayRef<c10::IValue> arguments) {
+  if (name.name != "aten::native_layer_norm" &&
+      name.name != "aten::_batch_norm_with_update") {
+    return false;
+  }
+  if (arguments.empty() || !arguments[0].isTensor()) return false;
+  const at::ScalarType input = arguments[0].toTensor().scalar_type();
+  return input == at::kHalf || input == at::kBFloat16;
+}
+
 }  // namespace
 
 std::shared_ptr<const ResultSpecs> InferResultSpecs(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
   const c10::OperatorName& name = op.operator_name();
-  if (CpuShapesDifferFromMeta(name)) return nullptr;
+  if (CpuShapesDifferFromMeta(name) ||
+      CpuDtypesDifferFromMeta(name, arguments)) {
+    return nullptr;
+  }
   // Reused by every call on this thread: a hit allocates nothing.
   thread_local std::string key;
   key.clear();

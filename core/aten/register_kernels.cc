@@ -160,6 +160,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
+// conj_physical_ has no CPU kernel, only a CompositeExplicitAutograd one
+// that runs conj_physical's DispatchStub for the tensor's device, which has
+// no openreg entry ("DispatchStub: missing kernel", e.g. from svd's out=
+// variant in complex dtypes). The CPU fallback runs that composite on the
+// CPU, where the stub has its kernel.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("conj_physical_",
+         torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+}
+
 // Ops with a CPU kernel and a CompositeExplicitAutograd kernel (which ATen
 // runs on every device without a kernel of its own) get the CPU fallback as
 // their openreg kernel. Without it openreg would run the composite, which

@@ -1,7 +1,9 @@
 """Writes docs/op_coverage.md from the last run of //tests/python:op_db_test_*
-(or, with --suite module_db, its module database section from the last run
-of //tests/python:module_db_test_*; each suite's part is kept when the other
-is regenerated).
+(or, with --suite op_db_extra_dtypes, its float16, bfloat16 and complex64
+section from the last run of //tests/python:op_db_extra_dtypes_full_test_*;
+with --suite module_db, its module database section from the last run of
+//tests/python:module_db_test_*; each suite's part is kept when another is
+regenerated).
 
 Usage (from the repository root; the header of the report repeats it):
 
@@ -31,16 +33,26 @@ DRIVERS = ("cpu_sim", "threaded_sim")
 
 
 
+# The test whose results each suite's part of the report comes from. The
+# extra dtypes' full run is a manual target: CI runs op_db_extra_dtypes_test,
+# which checks only the first samples of each run (CI_TARGET).
+TARGETS = {"op_db": "op_db_test", "op_db_extra_dtypes": "op_db_extra_dtypes_full_test", "module_db": "module_db_test"}
+CI_TARGET = "op_db_extra_dtypes_test"
+
+
 def command(suite: str) -> str:
     """How to regenerate a suite's part of the report."""
-    targets = " ".join(f"//tests/python:{suite}_test_{driver}" for driver in DRIVERS)
+    targets = " ".join(f"//tests/python:{TARGETS[suite]}_{driver}" for driver in DRIVERS)
     flags = "" if suite == "op_db" else f" --suite {suite}"
     return f'bazel test {targets}; "${{OPENREG_VENV:-$HOME/.cache/openreg/venv}}/bin/python" tools/op_coverage/generate_report.py{flags}'
 
 
 COMMAND = command("op_db")
-# The module database's part of the report: from this heading to the end of the file.
+# The headings of the report's parts after op_db's, in the order they appear;
+# each part runs from its heading to the next one (or the end of the file).
+EXTRA_DTYPES_HEADING = "## float16, bfloat16 and complex64 (op_db_extra_dtypes)"
 MODULE_DB_HEADING = "## Module database (module_db)"
+SECTION_HEADINGS = {"op_db_extra_dtypes": EXTRA_DTYPES_HEADING, "module_db": MODULE_DB_HEADING}
 # Known-failure reasons are kept to one line of this length in the expectations files.
 REASON_LENGTH = 240
 LAYOUTS_SECTION = os.path.join(ROOT, "tools", "op_coverage", "sparse_and_quantized.md")
@@ -52,9 +64,11 @@ import expectations  # noqa: E402  (the key of an OpInfo's run in one dtype, and
 class DriverRun:
     """Every shard's results for one driver."""
 
-    def __init__(self, driver: str, suite: str = "op_db"):
+    def __init__(self, driver: str, suite: str = "op_db", target: str = None):
         self.driver = driver
         self.suite = suite
+        self.target = target or TARGETS[suite]
+        self.sample_limit = None  # the runs' OPENREG_OP_DB_SAMPLE_LIMIT, if any
         # expectations.key(op, dtype) -> [(sample index, status, reason)]
         self.ops: Dict[str, List[Tuple[int, str, str]]] = {}
         self.unexpected_passes: Dict[str, List[int]] = {}
@@ -62,7 +76,7 @@ class DriverRun:
         self.shard_seconds: List[float] = []
 
     def load(self, testlogs: str) -> None:
-        base = os.path.join(testlogs, "tests", "python", f"{self.suite}_test_{self.driver}")
+        base = os.path.join(testlogs, "tests", "python", f"{self.target}_{self.driver}")
         shard_dirs = sorted(glob.glob(os.path.join(base, "shard_*_of_*"))) or [base]
         for shard in shard_dirs:
             self._load_results(shard)
@@ -70,7 +84,7 @@ class DriverRun:
 
     def _load_results(self, shard: str) -> None:
         outputs = os.path.join(shard, "test.outputs")
-        name = "op_results.json" if self.suite == "op_db" else f"{self.suite.replace('_db', '')}_results.json"
+        name = "module_results.json" if self.suite == "module_db" else "op_results.json"
         text = None
         if os.path.exists(os.path.join(outputs, name)):
             with open(os.path.join(outputs, name)) as file:
@@ -84,6 +98,7 @@ class DriverRun:
         for op, outcomes in results["ops"].items():
             self.ops[op] = [tuple(outcome) for outcome in outcomes]
         self.unexpected_passes.update(results["unexpected_passes"])
+        self.sample_limit = results.get("sample_limit")
 
     def _load_xml(self, path: str) -> None:
         root = ElementTree.parse(path).getroot()
@@ -139,8 +154,8 @@ def test_name_of(op_full_name: str, dtype: str) -> str:
     return "test_samples_" + op_full_name.replace(".", "_") + "_openreg_" + dtype
 
 
-def not_run_reasons(runs: List[DriverRun]) -> Dict[str, str]:
-    """OpInfos with no samples run in a dtype of expectations.DTYPES, with the reason.
+def not_run_reasons(runs: List[DriverRun], dtypes: Tuple[str, ...] = expectations.DTYPES) -> Dict[str, str]:
+    """OpInfos with no samples run in one of `dtypes`, with the reason.
 
     A dtype the OpInfo does not declare for the CPU is left out, except when
     it declares none of them.
@@ -150,9 +165,9 @@ def not_run_reasons(runs: List[DriverRun]) -> Dict[str, str]:
 
     reasons = {}
     for op in op_db:
-        declared = [dtype for dtype in expectations.DTYPES if getattr(torch, dtype) in op.supported_dtypes("cpu")]
+        declared = [dtype for dtype in dtypes if getattr(torch, dtype) in op.supported_dtypes("cpu")]
         if not declared:
-            reasons[op.full_name] = "declares none of " + ", ".join(expectations.DTYPES) + " for the CPU"
+            reasons[op.full_name] = "declares none of " + ", ".join(dtypes) + " for the CPU"
         for dtype in declared:
             key = expectations.key(op.full_name, dtype)
             if any(key in run.ops for run in runs):
@@ -163,9 +178,10 @@ def not_run_reasons(runs: List[DriverRun]) -> Dict[str, str]:
 
 
 def report_order(key: str) -> Tuple[str, int]:
-    """An OpInfo's runs together, in the order of expectations.DTYPES."""
+    """An OpInfo's runs together, in the order of expectations.DTYPES and EXTRA_DTYPES."""
     op, dtype = expectations.split_key(key)
-    return op, expectations.DTYPES.index(dtype) if dtype in expectations.DTYPES else len(expectations.DTYPES)
+    order = expectations.DTYPES + expectations.EXTRA_DTYPES
+    return op, order.index(dtype) if dtype in order else len(order)
 
 
 def write_report(runs: List[DriverRun], path: str) -> None:
@@ -234,9 +250,7 @@ def write_report(runs: List[DriverRun], path: str) -> None:
     lines += ["## OpInfos with no samples run", ""]
     lines += [f"- `{op}`: {reason}" for op, reason in sorted(not_run_reasons(runs).items())]
     lines.append("")
-    _, module_section = split_report(path)
-    with open(path, "w") as file:
-        file.write("\n".join(lines) + module_section)
+    write_part(path, "op_db", lines)
 
 
 def shard_time_lines(runs: List[DriverRun]) -> List[str]:
@@ -273,15 +287,28 @@ def not_passed_lines(run: DriverRun, key: str, what: str, listed: Dict[str, Dict
     ]
 
 
-def split_report(path: str) -> Tuple[str, str]:
-    """The report's op_db part and its module database section (from MODULE_DB_HEADING on)."""
+def split_report(path: str) -> Dict[str, str]:
+    """The report's parts by suite: op_db's up to the first of SECTION_HEADINGS, then each section."""
     try:
         with open(path) as file:
             text = file.read()
     except FileNotFoundError:
-        return "", ""
-    start = text.find("\n" + MODULE_DB_HEADING + "\n")
-    return (text, "") if start < 0 else (text[: start + 1], text[start + 1 :])
+        return {}
+    starts = sorted(
+        (text.find("\n" + heading + "\n") + 1, suite)
+        for suite, heading in SECTION_HEADINGS.items()
+        if "\n" + heading + "\n" in text
+    )
+    bounds = [(0, "op_db")] + starts + [(len(text), None)]
+    return {suite: text[start:end].strip("\n") for (start, suite), (end, _) in zip(bounds, bounds[1:])}
+
+
+def write_part(path: str, suite: str, lines: List[str]) -> None:
+    """Replaces (or adds) `suite`'s part of the report at `path`, keeping the others."""
+    parts = split_report(path)
+    parts[suite] = "\n".join(lines).strip("\n")
+    with open(path, "w") as file:
+        file.write("\n\n".join(parts[each] for each in expectations.SUITES if parts.get(each)) + "\n")
 
 
 def totals_table(runs: List[DriverRun], dtypes: Tuple[str, ...], what: str, digits: int = 1) -> List[str]:
@@ -339,9 +366,80 @@ def write_module_section(runs: List[DriverRun], path: str) -> None:
         lines += entries or ["- none"]
         lines.append("")
     lines += unexpected_pass_lines(runs, "###", "inputs")
-    before, _ = split_report(path)
-    with open(path, "w") as file:
-        file.write(before.rstrip("\n") + "\n\n" + "\n".join(lines))
+    write_part(path, "module_db", lines)
+
+
+def write_extra_dtypes_section(runs: List[DriverRun], ci_runs: List[DriverRun], path: str) -> None:
+    """Replaces (or adds) the float16, bfloat16 and complex64 section of the report at `path`.
+
+    `runs` are the full runs; `ci_runs` CI's runs of the first samples (those
+    whose results are in the test logs; their shard times are CI's cost).
+    """
+    limits = sorted({run.sample_limit for run in ci_runs} - {None})
+    limit = "/".join(str(each) for each in limits) or "OPENREG_OP_DB_SAMPLE_LIMIT (tests/python/BUILD.bazel)"
+    lines = [
+        EXTRA_DTYPES_HEADING,
+        "",
+        "Generated by `tools/op_coverage/generate_report.py --suite op_db_extra_dtypes` from",
+        "`//tests/python:op_db_extra_dtypes_full_test_*`. Regenerate with:",
+        "",
+        "```bash",
+        command("op_db_extra_dtypes"),
+        "```",
+        "",
+        "The same test as above (`op_db_test.py`) in " + ", ".join(expectations.EXTRA_DTYPES) + ", where the",
+        "OpInfo declares the dtype for the CPU, with `assert_close`'s default tolerance for the dtype where it is",
+        "looser than `test_compare_cpu`'s 1e-3 (bfloat16's rtol, 1.6e-2) and the OpInfo's overrides. Known",
+        "failures are in `tests/python/op_coverage/expected_failures/op_db_extra_dtypes/<driver>.json`.",
+        "",
+        "**What CI runs.** Three more dtypes at op_db's full cost would add about as much test time again as",
+        "op_db itself, so CI (`bazel test //...`) runs `//tests/python:op_db_extra_dtypes_test_<driver>`:",
+        f"every OpInfo in every dtype here, but only its first {limit} samples (PyTorch's own device tests",
+        "trim the same way: many check only the first sample), held to the same expectations. The full run",
+        "(every sample, the numbers below) is the manual target `op_db_extra_dtypes_full_test_<driver>`,",
+        "run with the command above.",
+        "",
+        "### Totals (full run)",
+        "",
+    ]
+    lines += totals_table(runs, expectations.EXTRA_DTYPES, "OpInfos", digits=2)
+    without_full_run = [driver for driver in DRIVERS if driver not in {run.driver for run in runs}]
+    if without_full_run:
+        lines += [
+            "",
+            f"No full run on {', '.join(without_full_run)} (the report was generated with `--drivers`): "
+            "its expectations are only checked by CI's run of the first samples.",
+        ]
+    lines += ["", "Shard run times of the full run:", ""]
+    lines += shard_time_lines(runs)
+    lines += ["", "CI's run (the first samples only), its test time:", ""]
+    lines += shard_time_lines(ci_runs) or ["- not run yet"]
+    lines += [
+        "",
+        "Times are wall-clock, from the shards' test.xml: on a loaded machine they exceed the CPU time used.",
+    ]
+    lines += ["", "### Failures and skips", ""]
+    for run in runs:
+        listed = expectations.load(run.driver, run.suite)
+        lines += [f"**{run.driver}**", ""]
+        entries = [line for key in sorted(run.ops, key=report_order) for line in not_passed_lines(run, key, "samples", listed)]
+        lines += entries or ["- none"]
+        lines.append("")
+    lines += unexpected_pass_lines(runs, "###", "samples")
+    lines += ["### OpInfos with no samples run in these dtypes", ""]
+    lines += [f"- `{op}`: {reason}" for op, reason in sorted(not_run_reasons(runs, expectations.EXTRA_DTYPES).items())]
+    write_part(path, "op_db_extra_dtypes", lines)
+
+
+def ci_runs_of(testlogs: str) -> List[DriverRun]:
+    """CI's runs of the extra dtypes (op_db_extra_dtypes_test_*) found in `testlogs`."""
+    runs = []
+    for driver in DRIVERS:
+        if os.path.isdir(os.path.join(testlogs, "tests", "python", f"{CI_TARGET}_{driver}")):
+            run = DriverRun(driver, "op_db_extra_dtypes", CI_TARGET)
+            run.load(testlogs)
+            runs.append(run)
+    return runs
 
 
 def update_expectations(run: DriverRun) -> None:
@@ -372,9 +470,16 @@ def main() -> int:
     parser.add_argument("--output", default=os.path.join(ROOT, "docs", "op_coverage.md"))
     parser.add_argument("--update-expectations", action="store_true")
     parser.add_argument("--suite", choices=expectations.SUITES, default="op_db")
+    parser.add_argument(
+        "--drivers", default=",".join(DRIVERS), help="the drivers whose runs to read, comma-separated (all by default)"
+    )
     args = parser.parse_args()
+    drivers = args.drivers.split(",")
+    unknown = sorted(set(drivers) - set(DRIVERS))
+    if unknown:
+        parser.error(f"unknown driver(s) {unknown} in --drivers: expected some of {list(DRIVERS)}")
     runs = []
-    for driver in DRIVERS:
+    for driver in drivers:
         run = DriverRun(driver, args.suite)
         run.load(args.testlogs)
         runs.append(run)
@@ -382,6 +487,8 @@ def main() -> int:
             update_expectations(run)
     if args.suite == "op_db":
         write_report(runs, args.output)
+    elif args.suite == "op_db_extra_dtypes":
+        write_extra_dtypes_section(runs, ci_runs_of(args.testlogs), args.output)
     else:
         write_module_section(runs, args.output)
     return 0

@@ -16,6 +16,8 @@ EXPECTATIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exp
 
 # The dtypes every OpInfo runs in (where the CPU supports them), in report order.
 DTYPES = ("float32", "float64", "int64", "bool")
+# The dtypes of op_db's second suite (op_db_test.py with OPENREG_OP_DB_SUITE=op_db_extra_dtypes), in report order.
+EXTRA_DTYPES = ("float16", "bfloat16", "complex64")
 
 
 def key(op_full_name: str, dtype: str) -> str:
@@ -31,8 +33,17 @@ def split_key(run_key: str):
     return run_key, "float32"
 
 
-# The suites with expectations: op_db's OpInfos and module_db's ModuleInfos.
-SUITES = ("op_db", "module_db")
+# The suites with expectations: op_db's OpInfos in DTYPES and in EXTRA_DTYPES, and module_db's ModuleInfos.
+SUITES = ("op_db", "op_db_extra_dtypes", "module_db")
+
+
+def dtypes_of(suite: str):
+    """The dtypes an op_db suite runs."""
+    if suite == "op_db":
+        return DTYPES
+    if suite == "op_db_extra_dtypes":
+        return EXTRA_DTYPES
+    raise ValueError(f"unknown op_db suite {suite!r}: expected op_db or op_db_extra_dtypes")
 
 
 def path_for(driver: str, suite: str = "op_db") -> str:

@@ -25,8 +25,13 @@ import coverage_run
 import expectations
 import sample_checks
 
-RECORDER = coverage_run.Recorder(os.environ.get("OPENREG_DRIVER", "cpu_sim"), "op_db", "op_results.json")
-DTYPES = tuple(getattr(torch, name) for name in expectations.DTYPES)
+# op_db (expectations.DTYPES) or op_db_extra_dtypes (expectations.EXTRA_DTYPES), set by BUILD.bazel.
+SUITE = os.environ.get("OPENREG_OP_DB_SUITE", "op_db")
+RECORDER = coverage_run.Recorder(os.environ.get("OPENREG_DRIVER", "cpu_sim"), SUITE, "op_results.json")
+DTYPES = tuple(getattr(torch, name) for name in expectations.dtypes_of(SUITE))
+# At most this many samples per (OpInfo, dtype), the first ones; all when unset (see README.md).
+SAMPLE_LIMIT = int(os.environ["OPENREG_OP_DB_SAMPLE_LIMIT"]) if "OPENREG_OP_DB_SAMPLE_LIMIT" in os.environ else None
+RECORDER.results["sample_limit"] = SAMPLE_LIMIT
 
 
 class TestOpDb(TestCase):
@@ -40,7 +45,7 @@ class TestOpDb(TestCase):
         with warnings.catch_warnings():
             # Deprecation and performance warnings of the ops themselves.
             warnings.simplefilter("ignore")
-            outcomes = sample_checks.check_op(op, dtype, device)
+            outcomes = sample_checks.check_op(op, dtype, device, SAMPLE_LIMIT)
         RECORDER.check(self, name, outcomes)
 
 
