@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bindings/distributed.h"
+#include "bindings/memory_snapshot.h"
 #include "core/compile/compiled_kernel_launch.h"
 #include "core/graphs/openreg_graph.h"
 #include "core/runtime/runtime.h"
@@ -135,6 +136,7 @@ PYBIND11_MODULE(_C, m) {
         [] { GetHostAllocator().reset_peak_stats(); });
   m.def("_reset_accumulated_host_memory_stats",
         [] { GetHostAllocator().reset_accumulated_stats(); });
+  RegisterMemorySnapshotBindings(m);
   m.def("_current_stream", [](int64_t device) {
     return StreamTriple(GetGuardImpl().getStream(OpenRegDevice(device)));
   });
