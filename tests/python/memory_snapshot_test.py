@@ -67,7 +67,7 @@ def test_snapshot_has_cudas_format_and_memory_viz_reads_it(recording, tmp_path):
     text = _memory_viz.trace(snapshot)
     assert "Device 0" in text and "TOTAL MEM" in text
     assert "del " in text and "free completed" in text
-    _memory_viz.compare(snapshot, snapshot, format_flamegraph=_lines)
+    _memory_viz.compare(snapshot["segments"], snapshot["segments"], format_flamegraph=_lines)
     for html in (_memory_viz.trace_plot(snapshot), _memory_viz.segment_plot(snapshot),
                  _memory_viz.trace_plot(snapshot, plot_segments=True)):
         assert "MemoryViz.js" in html
