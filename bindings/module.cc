@@ -13,6 +13,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "bindings/distributed.h"
+#include "bindings/memory_snapshot.h"
 #include "core/aten/native_ops.h"
 #include "core/compile/compiled_kernel_launch.h"
 #include "core/graphs/openreg_graph.h"
@@ -145,6 +146,7 @@ PYBIND11_MODULE(_C, m) {
         [] { GetHostAllocator().reset_peak_stats(); });
   m.def("_reset_accumulated_host_memory_stats",
         [] { GetHostAllocator().reset_accumulated_stats(); });
+  RegisterMemorySnapshotBindings(m);
   m.def("_current_stream", [](int64_t device) {
     return StreamTriple(GetGuardImpl().getStream(OpenRegDevice(device)));
   });

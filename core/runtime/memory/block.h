@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "absl/container/inlined_vector.h"
+#include "core/runtime/memory/memory_history.h"
 #include "driver_abi/openreg_driver.h"
 
 namespace openreg {
@@ -41,6 +42,8 @@ struct Block {
   // is recorded on each and the block is reused only once all have fired.
   absl::InlinedVector<openreg_stream, 1> stream_uses;
   int32_t pending_events = 0;
+  // Where it was allocated, while recording (Note [Memory history]).
+  HistoryContext history;
 
   // Part of a segment that holds other blocks too.
   bool is_split() const { return prev != nullptr || next != nullptr; }

@@ -1,6 +1,8 @@
 #include "core/runtime/memory/caching_device_allocator.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace openreg {
 
@@ -8,9 +10,12 @@ CachingDeviceAllocator::CachingDeviceAllocator(const Driver& driver,
                                                int32_t device_count,
                                                const AllocatorConfig& config)
     : driver_(driver), config_(config) {
+  histories_.reserve(device_count);
   pools_.reserve(device_count);
   for (int32_t device = 0; device < device_count; ++device) {
-    pools_.push_back(std::make_unique<DeviceMemoryPool>(driver, device, config));
+    histories_.push_back(std::make_unique<MemoryHistory>());
+    pools_.push_back(std::make_unique<DeviceMemoryPool>(driver, device, config,
+                                                        *histories_.back()));
   }
 }
 
@@ -53,7 +58,8 @@ void CachingDeviceAllocator::UsePrivatePool(int32_t device,
   absl::MutexLock lock(&mutex_);
   PrivatePool& entry = private_pools_[{device, pool}];
   if (entry.pool == nullptr) {
-    entry.pool = std::make_unique<DeviceMemoryPool>(driver_, device, config_);
+    entry.pool = std::make_unique<DeviceMemoryPool>(driver_, device, config_,
+                                                    *histories_[device], pool);
   }
   if (entry.users++ == 0) retired_.erase(entry.pool.get());
 }
@@ -130,6 +136,43 @@ absl::StatusOr<int32_t> CachingDeviceAllocator::DeviceOf(void* ptr) const {
   absl::StatusOr<Block*> block = FindBlock(ptr);
   if (!block.ok()) return block.status();
   return (*block)->pool->device();
+}
+
+}  // namespace openreg
+
+namespace openreg {
+
+void CachingDeviceAllocator::EnableHistory(
+    const HistorySettings& settings, const MemoryHistory::Gatherer& gatherer) {
+  for (auto& history : histories_) history->Enable(settings, gatherer);
+}
+
+void CachingDeviceAllocator::DisableHistory() {
+  for (auto& history : histories_) history->Disable();
+}
+
+MemorySnapshot CachingDeviceAllocator::Snapshot() const {
+  MemorySnapshot snapshot;
+  for (const auto& history : histories_) {
+    if (!history->enabled()) continue;
+    TraceEntry entry;
+    entry.action = TraceAction::kSnapshot;
+    entry.time_us = absl::ToUnixMicros(absl::Now());
+    history->Record(std::move(entry));
+  }
+  for (const auto& pool : pools_) pool->Snapshot(snapshot.segments);
+  {
+    // Private pools are never destroyed, but the map may grow meanwhile.
+    absl::MutexLock lock(&mutex_);
+    for (const auto& [key, private_pool] : private_pools_) {
+      private_pool.pool->Snapshot(snapshot.segments);
+    }
+  }
+  for (const auto& history : histories_) {
+    snapshot.device_traces.push_back(history->Trace());
+  }
+  snapshot.settings = config_;
+  return snapshot;
 }
 
 }  // namespace openreg

@@ -27,12 +27,10 @@
 #include "core/runtime/memory/allocator_config.h"
 #include "core/runtime/memory/block.h"
 #include "core/runtime/memory/device_memory_pool.h"
+#include "core/runtime/memory/memory_history.h"
+#include "core/runtime/memory/memory_snapshot.h"
 
 namespace openreg {
-
-// Names a private pool (c10's MempoolId_t): graphs capture into one, and
-// graphs given the same id share it.
-using PrivatePoolId = std::pair<uint64_t, uint64_t>;
 
 class CachingDeviceAllocator {
  public:
@@ -75,6 +73,15 @@ class CachingDeviceAllocator {
   // allocated memory of this allocator.
   absl::StatusOr<int32_t> DeviceOf(void* ptr) const;
 
+  // Memory history (Note [Memory history]) of every device: starts or
+  // changes recording, or stops it and drops what was recorded.
+  void EnableHistory(const HistorySettings& settings,
+                     const MemoryHistory::Gatherer& gatherer);
+  void DisableHistory();
+  // Every segment of every pool, private ones included, and each device's
+  // trace.
+  MemorySnapshot Snapshot() const;
+
   DeviceMemoryPool& pool(int32_t device) { return *pools_[device]; }
   int32_t device_count() const { return static_cast<int32_t>(pools_.size()); }
 
@@ -89,6 +96,8 @@ class CachingDeviceAllocator {
 
   const Driver& driver_;
   const AllocatorConfig config_;
+  // One per device, shared by its pools; before pools_, which use them.
+  std::vector<std::unique_ptr<MemoryHistory>> histories_;
   std::vector<std::unique_ptr<DeviceMemoryPool>> pools_;
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<void*, Block*> allocated_ ABSL_GUARDED_BY(mutex_);

@@ -4,14 +4,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/runtime/memory/format_bytes.h"
 #include "core/runtime/memory/size_classes.h"
 
 namespace openreg {
 
 DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
-                                   const AllocatorConfig& config)
-    : driver_(driver), device_(device), config_(config) {
+                                   const AllocatorConfig& config,
+                                   MemoryHistory& history,
+                                   const PrivatePoolId& id)
+    : driver_(driver),
+      device_(device),
+      config_(config),
+      history_(history),
+      id_(id) {
   if (config_.has_max_split_size()) {
     stats_.max_split_size = static_cast<int64_t>(config_.max_split_size);
   }
@@ -20,7 +28,8 @@ DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
 DeviceMemoryPool::~DeviceMemoryPool() {
   absl::MutexLock lock(&mutex_);
   ProcessEvents(/*wait=*/true);
-  ReleaseFreeSegments().IgnoreError();  // nothing to report to at teardown
+  ReleaseFreeSegments(/*context=*/nullptr)
+      .IgnoreError();  // nothing to report to at teardown
   // Free blocks left share a segment with an untracked block; their memory,
   // like the untracked blocks', stays with the driver until it shuts down.
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
@@ -50,10 +59,17 @@ void DeviceMemoryPool::RecycleBlock(Block* block) {
 absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
     size_t requested, absl::FunctionRef<void()> reclaim) {
   const size_t size = RoundedBlockSize(requested);
+  // Gathered before locking: it may take the GIL (Note [Memory history]).
+  HistoryContext gathered;
+  const HistoryContext* context = nullptr;
+  if (history_.enabled()) {
+    gathered = history_.Gather(device_, /*for_free=*/false);
+    context = &gathered;
+  }
   {
     absl::MutexLock lock(&mutex_);
-    absl::StatusOr<Block*> block = FindOrAllocate(size);
-    if (block.ok()) return HandOut(*block, size, requested);
+    absl::StatusOr<Block*> block = FindOrAllocate(size, context);
+    if (block.ok()) return HandOut(*block, size, requested, context);
     if (block.status().code() != absl::StatusCode::kResourceExhausted) {
       return block.status();
     }
@@ -63,19 +79,38 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
   reclaim();
   absl::MutexLock lock(&mutex_);
   ++stats_.num_sync_all_streams;
-  absl::StatusOr<Block*> block = FindOrAllocate(size);
-  if (block.ok()) return HandOut(*block, size, requested);
+  absl::StatusOr<Block*> block = FindOrAllocate(size, context);
+  if (block.ok()) return HandOut(*block, size, requested, context);
   if (block.status().code() != absl::StatusCode::kResourceExhausted) {
     return block.status();
   }
   ++stats_.num_ooms;
-  return OutOfMemory(requested, block.status());
+  return OutOfMemory(requested, block.status(), context);
 }
 
-Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested) {
+void DeviceMemoryPool::RecordHistory(TraceAction action, const void* address,
+                                     size_t size,
+                                     const HistoryContext& context) {
+  TraceEntry entry;
+  entry.action = action;
+  entry.address = reinterpret_cast<uintptr_t>(address);
+  entry.size = size;
+  entry.stream = context.stream;
+  entry.time_us = absl::ToUnixMicros(absl::Now());
+  entry.frames = context.frames;
+  entry.pool = id_;
+  history_.Record(std::move(entry));
+}
+
+Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
+                                 const HistoryContext* context) {
   MaybeSplit(block, size);
   block->state = BlockState::kAllocated;
   block->requested = requested;
+  if (context != nullptr) {
+    block->history = *context;
+    RecordHistory(TraceAction::kAlloc, block->ptr, block->size, *context);
+  }
   stats_.allocation.Increase(block->small, 1);
   stats_.allocated_bytes.Increase(block->small, block->size);
   stats_.requested_bytes.Increase(block->small, requested);
@@ -85,21 +120,22 @@ Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested) {
   return block;
 }
 
-absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(size_t size) {
+absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
+    size_t size, const HistoryContext* context) {
   ProcessEvents(/*wait=*/false);
   if (Block* cached = TakeCachedBlock(size)) return cached;
   const bool small = IsSmallBlockSize(size);
   const size_t segment_size = SegmentSizeFor(size);
-  absl::StatusOr<Block*> block = AllocateSegment(segment_size, small);
+  absl::StatusOr<Block*> block = AllocateSegment(segment_size, small, context);
   if (block.ok() || !config_.release_on_oom ||
       block.status().code() != absl::StatusCode::kResourceExhausted) {
     return block;
   }
   // The cache may hold the memory in segments of the wrong size or pool.
   ++stats_.num_alloc_retries;
-  absl::Status released = ReleaseFreeSegments();
+  absl::Status released = ReleaseFreeSegments(context);
   if (!released.ok()) return released;
-  return AllocateSegment(segment_size, small);
+  return AllocateSegment(segment_size, small, context);
 }
 
 Block* DeviceMemoryPool::TakeCachedBlock(size_t size) {
@@ -121,8 +157,8 @@ Block* DeviceMemoryPool::TakeCachedBlock(size_t size) {
   return block;
 }
 
-absl::StatusOr<Block*> DeviceMemoryPool::AllocateSegment(size_t segment_size,
-                                                         bool small) {
+absl::StatusOr<Block*> DeviceMemoryPool::AllocateSegment(
+    size_t segment_size, bool small, const HistoryContext* context) {
   absl::StatusOr<void*> ptr = driver_.DeviceMalloc(device_, segment_size);
   if (!ptr.ok()) return ptr.status();
   ++stats_.num_device_alloc;
@@ -133,6 +169,12 @@ absl::StatusOr<Block*> DeviceMemoryPool::AllocateSegment(size_t segment_size,
   block->ptr = *ptr;
   block->size = segment_size;
   block->small = small;
+  Segment& segment = segments_[reinterpret_cast<uintptr_t>(*ptr)];
+  segment.first = block;
+  if (context != nullptr) {
+    segment.history = *context;
+    RecordHistory(TraceAction::kSegmentAlloc, *ptr, segment_size, *context);
+  }
   return block;
 }
 
@@ -180,13 +222,18 @@ void DeviceMemoryPool::EraseFree(Block* block, FreeSet::iterator position) {
 void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
   stats_.active.Decrease(block->small, 1);
   stats_.active_bytes.Decrease(block->small, block->size);
+  if (history_.enabled()) {
+    RecordHistory(TraceAction::kFreeCompleted, block->ptr, block->size,
+                  HistoryContext{nullptr, block->history.stream});
+  }
+  block->history = HistoryContext();
   if (Block* prev = block->prev; prev != nullptr && prev->state == BlockState::kFree) {
     EraseFree(prev);
-    block->ptr = prev->ptr;
-    block->size += prev->size;
-    block->prev = prev->prev;
-    if (block->prev != nullptr) block->prev->next = block;
-    RecycleBlock(prev);
+    prev->size += block->size;
+    prev->next = block->next;
+    if (prev->next != nullptr) prev->next->prev = prev;
+    RecycleBlock(block);
+    block = prev;
   }
   if (Block* next = block->next; next != nullptr && next->state == BlockState::kFree) {
     EraseFree(next);
@@ -199,7 +246,14 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
 }
 
 void DeviceMemoryPool::Free(Block* block) {
+  HistoryContext context;
+  const bool recording = history_.enabled();
+  if (recording) context = history_.Gather(device_, /*for_free=*/true);
   absl::MutexLock lock(&mutex_);
+  if (recording) {
+    RecordHistory(TraceAction::kFreeRequested, block->ptr, block->size,
+                  context);
+  }
   stats_.allocation.Decrease(block->small, 1);
   stats_.allocated_bytes.Decrease(block->small, block->size);
   stats_.requested_bytes.Decrease(block->small, block->requested);
@@ -279,7 +333,8 @@ void DeviceMemoryPool::ProcessEvents(bool wait) {
   });
 }
 
-absl::Status DeviceMemoryPool::ReleaseFreeSegments() {
+absl::Status DeviceMemoryPool::ReleaseFreeSegments(
+    const HistoryContext* context) {
   absl::Status first_error;
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
     for (auto it = free_set->begin(); it != free_set->end();) {
@@ -295,6 +350,11 @@ absl::Status DeviceMemoryPool::ReleaseFreeSegments() {
         continue;
       }
       it = free_set->erase(it);
+      segments_.erase(reinterpret_cast<uintptr_t>(block->ptr));
+      if (context != nullptr) {
+        RecordHistory(TraceAction::kSegmentFree, block->ptr, block->size,
+                      *context);
+      }
       ++stats_.num_device_free;
       stats_.segment.Decrease(block->small, 1);
       stats_.reserved_bytes.Decrease(block->small, block->size);
@@ -306,16 +366,34 @@ absl::Status DeviceMemoryPool::ReleaseFreeSegments() {
 }
 
 absl::Status DeviceMemoryPool::EmptyCache() {
+  HistoryContext gathered;
+  const HistoryContext* context = nullptr;
+  if (history_.enabled()) {
+    gathered = history_.Gather(device_, /*for_free=*/true);
+    context = &gathered;
+  }
   absl::MutexLock lock(&mutex_);
   ProcessEvents(/*wait=*/true);
-  return ReleaseFreeSegments();
+  return ReleaseFreeSegments(context);
 }
 
 absl::Status DeviceMemoryPool::OutOfMemory(size_t requested,
-                                           const absl::Status& driver_error) {
+                                           const absl::Status& driver_error,
+                                           const HistoryContext* context) {
   absl::StatusOr<MemoryInfo> info = driver_.MemGetInfo(device_);
   const uint64_t total = info.ok() ? info->total_bytes : 0;
   const uint64_t free = info.ok() ? info->free_bytes : 0;
+  if (context != nullptr) {
+    TraceEntry entry;
+    entry.action = TraceAction::kOom;
+    entry.size = requested;
+    entry.stream = context->stream;
+    entry.time_us = absl::ToUnixMicros(absl::Now());
+    entry.frames = context->frames;
+    entry.pool = id_;
+    entry.device_free = free;
+    history_.Record(std::move(entry));
+  }
   const auto& all = [](const PoolStats& stats) {
     return static_cast<uint64_t>(stats[StatPool::kAll].current);
   };
@@ -333,6 +411,31 @@ absl::Status DeviceMemoryPool::OutOfMemory(size_t requested,
       "device is first used; if much is reserved but unallocated, "
       "OPENREG_ALLOC_CONF=max_split_size_mb:<MiB> limits fragmentation. "
       "(driver: ", driver_error.message(), ")"));
+}
+
+void DeviceMemoryPool::Snapshot(std::vector<SegmentSnapshot>& segments) const {
+  absl::MutexLock lock(&mutex_);
+  for (const auto& [address, segment] : segments_) {
+    SegmentSnapshot& out = segments.emplace_back();
+    out.device = device_;
+    out.address = address;
+    out.stream = segment.history.stream;
+    out.small = segment.first->small;
+    out.pool = id_;
+    out.frames = segment.history.frames;
+    for (const Block* block = segment.first; block != nullptr;
+         block = block->next) {
+      out.total_size += block->size;
+      if (block->state == BlockState::kAllocated) {
+        out.allocated_size += block->size;
+        out.requested_size += block->requested;
+      }
+      if (block->state != BlockState::kFree) out.active_size += block->size;
+      out.blocks.push_back(
+          BlockSnapshot{reinterpret_cast<uintptr_t>(block->ptr), block->size,
+                        block->requested, block->state, block->history.frames});
+    }
+  }
 }
 
 DeviceMemoryStats DeviceMemoryPool::stats() const {

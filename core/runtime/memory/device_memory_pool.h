@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -33,6 +34,8 @@
 #include "core/driver/driver.h"
 #include "core/runtime/memory/allocator_config.h"
 #include "core/runtime/memory/block.h"
+#include "core/runtime/memory/memory_history.h"
+#include "core/runtime/memory/memory_snapshot.h"
 #include "core/runtime/memory/memory_stats.h"
 #include "core/runtime/memory/pending_events.h"
 
@@ -40,9 +43,11 @@ namespace openreg {
 
 class DeviceMemoryPool {
  public:
-  // `driver` must outlive the pool.
+  // `driver` and `history` (the device's, shared by its private pools) must
+  // outlive the pool; `id` names the pool in snapshots.
   DeviceMemoryPool(const Driver& driver, int32_t device,
-                   const AllocatorConfig& config);
+                   const AllocatorConfig& config, MemoryHistory& history,
+                   const PrivatePoolId& id = {0, 0});
   // Returns every cached segment to the driver. Blocks still allocated are
   // the caller's bug and are leaked, not freed under a user.
   ~DeviceMemoryPool();
@@ -71,6 +76,8 @@ class DeviceMemoryPool {
   absl::Status EmptyCache();
 
   DeviceMemoryStats stats() const;
+  // Appends every segment with its blocks, in address order.
+  void Snapshot(std::vector<SegmentSnapshot>& segments) const;
   void ResetPeakStats();
   void ResetAccumulatedStats();
 
@@ -85,14 +92,22 @@ class DeviceMemoryPool {
   // A cached block that may serve `size`, removed from its free set.
   Block* TakeCachedBlock(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A new segment from the driver holding one block of `segment_size`.
-  absl::StatusOr<Block*> AllocateSegment(size_t segment_size, bool small)
+  // `context` is the allocation's while recording history, else null (so in
+  // all the methods below).
+  absl::StatusOr<Block*> AllocateSegment(size_t segment_size, bool small,
+                                         const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A cached block, or a new segment, for `size`; kResourceExhausted when
   // the driver has no room even after releasing the cache.
-  absl::StatusOr<Block*> FindOrAllocate(size_t size)
+  absl::StatusOr<Block*> FindOrAllocate(size_t size,
+                                        const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Marks a block taken from the cache or the driver as allocated.
-  Block* HandOut(Block* block, size_t size, size_t requested)
+  Block* HandOut(Block* block, size_t size, size_t requested,
+                 const HistoryContext* context)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void RecordHistory(TraceAction action, const void* address, size_t size,
+                     const HistoryContext& context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Cuts `block` down to `size`, returning the rest to the free set, when
   // the rest is worth keeping apart.
@@ -106,7 +121,9 @@ class DeviceMemoryPool {
   // allocation would otherwise call new and delete each time.
   Block* NewBlock() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RecycleBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Merges `block` with free neighbours and puts it in its free set.
+  // Merges `block` with free neighbours and puts it in its free set. The
+  // lower block absorbs the higher, so a segment's first block stays the
+  // same object for the segment's life (segments_ holds it).
   void ReturnToFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Records an event for each stream in the freed block's stream_uses,
   // keeping the streams whose record failed; returns whether none is left.
@@ -118,15 +135,19 @@ class DeviceMemoryPool {
   // fired.
   void ProcessEvents(bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Returns whole free segments to the driver.
-  absl::Status ReleaseFreeSegments() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::Status ReleaseFreeSegments(const HistoryContext* context)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::StatusOr<DriverEvent> TakeEvent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool IsOversize(size_t size) const { return size >= config_.max_split_size; }
-  absl::Status OutOfMemory(size_t requested, const absl::Status& driver_error)
+  absl::Status OutOfMemory(size_t requested, const absl::Status& driver_error,
+                           const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const Driver& driver_;
   const int32_t device_;
   const AllocatorConfig config_;
+  MemoryHistory& history_;
+  const PrivatePoolId id_;
 
   mutable absl::Mutex mutex_;
   FreeSet small_free_ ABSL_GUARDED_BY(mutex_);
@@ -140,6 +161,13 @@ class DeviceMemoryPool {
   // Fired events kept for reuse: creating one is a driver call.
   std::vector<DriverEvent> spare_events_ ABSL_GUARDED_BY(mutex_);
   DeviceMemoryStats stats_ ABSL_GUARDED_BY(mutex_);
+  // Each segment's first block and the context it was made in, by address:
+  // what snapshots walk. Changed only with driver allocations.
+  struct Segment {
+    Block* first = nullptr;
+    HistoryContext history;
+  };
+  absl::btree_map<uintptr_t, Segment> segments_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace openreg

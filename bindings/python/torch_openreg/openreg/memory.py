@@ -6,12 +6,16 @@ of a device that has not been used are zero.
 """
 
 import collections
-from typing import Any
+import pickle
+import sys
+from typing import Any, Optional
 
 import torch
 
 from torch_openreg import _C
 
+# The underscored snapshot functions (_record_memory_history, _snapshot,
+# _dump_snapshot) are not in __all__, as in torch.cuda.memory.
 __all__ = [
     "empty_cache",
     "empty_host_cache",
@@ -167,3 +171,94 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
     lines.append(f"{'max_split_size':<34}{'unlimited' if split < 0 else _format_size(split):>14}")
     lines.append(rule)
     return "\n".join(lines)
+
+
+# Memory history and snapshots (docs/memory_snapshots.md), with
+# torch.cuda.memory's arguments and format, so that torch.cuda._memory_viz and
+# https://pytorch.org/memory_viz read them.
+
+_ENABLED = (None, "state", "all")
+_CONTEXTS = {None: 0, "state": 1, "alloc": 2, "all": 3}
+_STACKS = ("python", "all")
+_ACTIONS = ("alloc", "free_requested", "free_completed", "segment_alloc",
+            "segment_free", "oom", "snapshot")
+
+
+def _check_choice(name: str, value: Any, choices: Any) -> None:
+    if value not in choices or isinstance(value, bool):
+        shown = ", ".join(repr(c) for c in choices)
+        raise ValueError(
+            f"_record_memory_history: {name} must be one of {shown}, got "
+            f"{value!r}; e.g. _record_memory_history({name}={list(choices)[-1]!r})")
+
+
+def _record_memory_history(
+    enabled: Optional[str] = "all",
+    context: Optional[str] = "all",
+    stacks: str = "all",
+    max_entries: int = sys.maxsize,
+    device: Any = None,
+    clear_history: bool = False,
+    compile_context: bool = False,
+    global_record_annotations: bool = False,
+    skip_actions: "Optional[list[str]]" = None,
+) -> None:
+    """Records what the caching allocator does, for _snapshot().
+
+    As torch.cuda.memory._record_memory_history, on every openreg device:
+    `enabled` None stops recording (and drops the history), "state" keeps the
+    stack of each live allocation, "all" also keeps the last `max_entries`
+    actions (alloc, free_requested, free_completed, segment_alloc,
+    segment_free, oom, snapshot) in a ring buffer. `context` says which carry a
+    stack: None, "state" (live allocations), "alloc" (and alloc entries) or
+    "all" (frees too). `stacks` "python" records Python frames, "all" C++
+    frames too. `skip_actions` lists actions not to record; `clear_history`
+    drops what was recorded before. `device` is accepted for torch.cuda's
+    signature; recording applies to every device, as there.
+    """
+    del device  # every device, as on CUDA
+    _check_choice("enabled", enabled, _ENABLED)
+    _check_choice("context", context, tuple(_CONTEXTS))
+    _check_choice("stacks", stacks, _STACKS)
+    if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1:
+        raise ValueError(
+            "_record_memory_history: max_entries must be a positive int (the "
+            f"number of trace entries kept), got {max_entries!r}; e.g. "
+            "max_entries=100000")
+    skip = list(skip_actions or [])
+    for action in skip:
+        if action not in _ACTIONS:
+            raise ValueError(
+                f"_record_memory_history: skip_actions names unknown action "
+                f"{action!r}; the actions are {', '.join(_ACTIONS)}")
+    for name, value in (("compile_context", compile_context),
+                        ("global_record_annotations", global_record_annotations)):
+        if value:
+            raise NotImplementedError(
+                f"_record_memory_history: {name}=True is not supported on "
+                f"openreg (it records torch.compile and profiler annotations "
+                f"only CUDA's allocator knows); pass {name}=False")
+    if clear_history or enabled is None:
+        _C._record_memory_history(False, False, 0, False, False, 1, [])
+    if enabled is not None:
+        _C._record_memory_history(
+            True, enabled == "all", _CONTEXTS[context], True, stacks == "all",
+            min(max_entries, 2**64 - 1), skip)
+
+
+def _snapshot(device: Any = None) -> "dict[str, Any]":
+    """The caching allocator's state as torch.cuda.memory._snapshot gives it:
+    "segments" (every driver allocation of every device and private pool,
+    with its blocks), "device_traces" (per device, the actions recorded since
+    _record_memory_history) and "allocator_settings". `device` is accepted
+    for torch.cuda's signature; the snapshot covers every device, as there."""
+    del device
+    return _C._memory_snapshot()
+
+
+def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
+    """Pickles _snapshot() to `filename`, the file https://pytorch.org/memory_viz
+    and torch.cuda._memory_viz open."""
+    snapshot = _snapshot()
+    with open(filename, "wb") as f:
+        pickle.dump(snapshot, f)

@@ -36,7 +36,7 @@ class DeviceMemoryPoolTest : public ::testing::TestWithParam<std::string> {
     driver_.reset();
     driver_ = LoadTestDriver(GetParam(), kCapacity);
     ASSERT_NE(driver_, nullptr);
-    pool_ = std::make_unique<DeviceMemoryPool>(*driver_, 0, config);
+    pool_ = std::make_unique<DeviceMemoryPool>(*driver_, 0, config, history_);
   }
 
   Block* Allocate(size_t size) {
@@ -50,6 +50,7 @@ class DeviceMemoryPoolTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::unique_ptr<Driver> driver_;
+  MemoryHistory history_;  // off: these tests are about the pool alone
   std::unique_ptr<DeviceMemoryPool> pool_;
 };
 
@@ -331,7 +332,7 @@ TEST_P(DeviceMemoryPoolTest, AFailedRecordIsMadeGoodAtTheNextSweep) {
   absl::StatusOr<DriverStream> side = (*faulty)->CreateStream(0, 0);
   ASSERT_TRUE(side.ok());
   {
-    DeviceMemoryPool pool(**faulty, 0, AllocatorConfig());
+    DeviceMemoryPool pool(**faulty, 0, AllocatorConfig(), history_);
     absl::StatusOr<Block*> used = pool.Allocate(4096, NoReclaim);
     ASSERT_TRUE(used.ok());
     pool.RecordStream(*used, side->get());
