@@ -113,9 +113,9 @@ struct ThresholdBackwardOp {
                     const c10::Scalar& /*threshold*/) {
     at::TensorIteratorConfig config;
     config.set_check_mem_overlap(false)
-        .add_output(out)
-        .add_const_input(self)
-        .add_const_input(grad_output)
+        .add_owned_output(out)
+        .add_owned_const_input(self)
+        .add_owned_const_input(grad_output)
         .promote_inputs_to_common_dtype(true)
         .cast_common_dtype_to_outputs(true)
         .enforce_safe_casting_to_output(true);
@@ -227,7 +227,7 @@ struct FillOp {
                     const at::Tensor& /*self*/, const c10::Scalar& /*value*/) {
     at::TensorIteratorConfig config;
     config.set_check_mem_overlap(false)
-        .add_output(out)
+        .add_owned_output(out)
         .resize_outputs(false)
         .check_all_same_dtype(false);
     iter.build(config);
@@ -238,6 +238,9 @@ struct FillOp {
     };
   }
 };
+
+// The iterators own their operands (add_owned_*, or ATen's owning build_*
+// helpers): the loop runs after the call returned.
 
 // Enqueues `PointwiseOp`'s loop for `self` and `rest` writing `out` (null: a
 // fresh result) and returns the result, or nothing when the loop cannot take

@@ -30,14 +30,17 @@ def on_device(value):
 def same_or_same_error(function, *arguments, **keywords):
     """`function` on openreg gives the CPU's result, or raises the CPU's
     error (by the next synchronization: the fallback raises on the stream)."""
+    # Copied to the device first: an in-place `function` changes its CPU arguments.
+    device_arguments = [on_device(a) for a in arguments]
+    device_keywords = {k: on_device(v) for k, v in keywords.items()}
     try:
         cpu = function(*arguments, **keywords)
     except RuntimeError as cpu_error:
         with pytest.raises(RuntimeError, match=str(cpu_error).split("\n")[0][:40]):
-            function(*[on_device(a) for a in arguments], **{k: on_device(v) for k, v in keywords.items()})
+            function(*device_arguments, **device_keywords)
             torch.openreg.synchronize()
         return
-    device = function(*[on_device(a) for a in arguments], **{k: on_device(v) for k, v in keywords.items()})
+    device = function(*device_arguments, **device_keywords)
     assert device.dtype == cpu.dtype
     assert_same(device, cpu, equal_nan=True)
 
@@ -153,8 +156,8 @@ def test_errors_come_at_the_call_and_the_device_stays_usable():
         torch.lerp(target, torch.ones(2, 3), 0.5)
     with pytest.raises(RuntimeError, match="size of tensor a"):
         torch.addcmul(target, torch.ones(5, device="openreg"), target)
-    with pytest.raises(RuntimeError, match="unsupported operation: some elements of the input tensor and the written"):
-        torch.sqrt(target, out=target[:, :1].expand(2, 3)[:, :2].t())
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
+        torch.sqrt(target, out=target[:, :1].expand(2, 3))
     assert_same(target, torch.ones(2, 3))
     # ATen's own errors for calls the fallback takes.
     with pytest.raises(RuntimeError, match="Integer division with addcdiv is no longer supported"):
