@@ -14,8 +14,8 @@
 // Python number is converted to it where type promotion keeps the tensor's
 // dtype (x * 0.5 on a float tensor), in the dtypes of LoopDtype. Anything
 // else (mixed dtypes, other dtypes, lazily conjugated or negated arguments,
-// CPU tensors that are not scalars) goes to the CPU fallback, which handles every case, exactly as if these kernels were not
-// registered.
+// CPU tensors that are not scalars) goes to the CPU fallback, which handles
+// every case, exactly as if these kernels were not registered.
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>

@@ -63,7 +63,7 @@ at::Scalar LocalScalarDense(const at::Tensor& self);
 // to the CPU fallback otherwise.
 void RegisterElementwiseKernels(torch::Library& m);
 
-// --- Other pointwise ops (pointwise_ops.cc) -----------------------------------
+// --- Other pointwise ops (pointwise_ops.cc) ----------------------------------
 // Registers sqrt, relu, threshold_backward, addcmul, addcdiv, lerp (scalar
 // weight), fill_ and zero_ with `m` the same way.
 void RegisterPointwiseKernels(torch::Library& m);

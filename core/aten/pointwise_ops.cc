@@ -265,8 +265,8 @@ std::optional<at::Tensor> EnqueuePointwise(const at::Tensor& self,
 template <typename PointwiseOp, typename... Rest>
 struct Forms {
   static at::Tensor Functional(const at::Tensor& self, Rest... rest) {
-    static const c10::OperatorHandle op = Op(PointwiseOp::kFunctional.name,
-                                             PointwiseOp::kFunctional.overload);
+    static const c10::OperatorHandle op =
+        Op(PointwiseOp::kFunctional.name, PointwiseOp::kFunctional.overload);
     if (auto result = EnqueuePointwise<PointwiseOp>(self, nullptr, rest...)) {
       return *std::move(result);
     }
@@ -297,10 +297,10 @@ using Sqrt = Forms<SqrtOp>;
 using Relu = Forms<ReluOp>;
 using ThresholdBackward =
     Forms<ThresholdBackwardOp, const at::Tensor&, const c10::Scalar&>;
-using Addcmul = Forms<AddcmulOp, const at::Tensor&, const at::Tensor&,
-                      const c10::Scalar&>;
-using Addcdiv = Forms<AddcdivOp, const at::Tensor&, const at::Tensor&,
-                      const c10::Scalar&>;
+using Addcmul =
+    Forms<AddcmulOp, const at::Tensor&, const at::Tensor&, const c10::Scalar&>;
+using Addcdiv =
+    Forms<AddcdivOp, const at::Tensor&, const at::Tensor&, const c10::Scalar&>;
 using Lerp = Forms<LerpOp, const at::Tensor&, const c10::Scalar&>;
 using Fill = Forms<FillOp, const c10::Scalar&>;
 
