@@ -4,29 +4,21 @@
 // call is most of their cost (docs/performance.md, "Elementwise ops through
 // TensorIterator").
 //
-// The calling thread builds ATen's TensorIterator over the openreg tensors
-// themselves, as CUDA does: broadcasting, type promotion, output allocation,
-// overlap checks and their errors are ATen's own. The stream then runs ATen's
-// CPU loop for that iterator (the op's DispatchStub, as the CPU kernel calls
-// it) with the iterator's data pointers moved to the execution view
-// (docs/memory.md). No CPU alias tensors, no boxed stack, no meta shapes.
+// The calling thread builds ATen's TensorIterator over the openreg tensors and
+// the stream runs the op's CPU loop (core/aten/iterator_loops.h). No CPU alias
+// tensors, no boxed stack, no meta shapes.
 //
 // ATen's CPU loops do not convert dtypes: on the CPU, TensorIterator makes
 // converted temporaries of mismatched inputs, and it does so only for the CPU.
 // So this path takes the calls whose tensors all have one dtype, after a
 // Python number is converted to it where type promotion keeps the tensor's
-// dtype (x * 0.5 on a float tensor). Half, bfloat16 and complex half stay
-// out: their CPU loops read a broadcast scalar operand through the tensor
-// (item()), which on the stream would read an openreg tensor from inside
-// work. Anything else (mixed dtypes, those dtypes, lazily conjugated or
-// negated arguments, CPU tensors that are not scalars) goes to the CPU
-// fallback, which handles every case, exactly as if these kernels were not
-// registered.
+// dtype (x * 0.5 on a float tensor), in the dtypes of LoopDtype. Anything
+// else (mixed dtypes, other dtypes, lazily conjugated or negated arguments,
+// CPU tensors that are not scalars) goes to the CPU fallback, which handles
+// every case, exactly as if these kernels were not registered.
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/TensorIterator.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/core/stack.h>
 #include <ATen/native/BinaryOps.h>
 #include <c10/util/TypeCast.h>
 #include <torch/library.h>
@@ -36,10 +28,8 @@
 #include <utility>
 
 #include "core/aten/argument_devices.h"
-#include "core/aten/cpu_fallback.h"
+#include "core/aten/iterator_loops.h"
 #include "core/aten/native_ops.h"
-#include "core/torch_runtime/runtime_accessor.h"
-#include "core/torch_runtime/stream_work.h"
 
 namespace openreg {
 namespace {
@@ -76,29 +66,6 @@ T NumberValue(const at::Tensor& number) {
   }
 }
 
-bool Plain(const at::Tensor& tensor) {
-  return !tensor.is_conj() && !tensor.is_neg();
-}
-
-// The dtypes whose CPU loops read every operand through the iterator.
-bool LoopDtype(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kBool:
-    case at::kByte:
-    case at::kChar:
-    case at::kShort:
-    case at::kInt:
-    case at::kLong:
-    case at::kFloat:
-    case at::kDouble:
-    case at::kComplexFloat:
-    case at::kComplexDouble:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // `other` as an operand of a floating or complex `dtype` op: a Python number
 // that type promotion ranks below the tensor becomes a CPU scalar of
 // `dtype`; anything else stays as it is (and is checked by the caller).
@@ -131,47 +98,6 @@ bool LoopReady(const at::Tensor& self, const at::Tensor& other,
   if (out == nullptr) return true;
   return IsOpenReg(*out) && Plain(*out) &&
          out->scalar_type() == self.scalar_type();
-}
-
-// Enqueues `loop(iter)` on the current stream of the iterator's device, the
-// iterator's openreg operands moved to the execution view. A CPU scalar
-// operand stays where it is: host memory the loop reads as the CPU would.
-// The iterator owns its operands, so the memory lives until the loop ran. A
-// captured graph runs the same closure on every replay: the loops of
-// LoopDtype's dtypes only read the iterator (the reduced-float loops, which
-// remove an operand, never get here).
-template <typename Loop>
-void EnqueueLoop(at::TensorIterator iter, const char* op_name, Loop loop) {
-  if (iter.numel() == 0) return;
-  const c10::DeviceIndex device = iter.device(0).index();
-  const intptr_t offset = ExecutionOffsetOf(device);
-  for (int i = 0; i < iter.ntensors(); ++i) {
-    if (iter.device(i).type() != c10::DeviceType::PrivateUse1) continue;
-    iter.unsafe_replace_operand(i,
-                                static_cast<char*>(iter.data_ptr(i)) + offset);
-  }
-  EnqueueOnCurrentStream(
-      device, op_name,
-      [iter = std::move(iter), loop]() mutable { loop(iter); });
-}
-
-// The CPU fallback for `op` on these arguments, for calls the loops above do
-// not take; returns the op's result.
-template <typename... Args>
-at::Tensor Fallback(const c10::OperatorHandle& op, const Args&... args) {
-  torch::jit::Stack stack;
-  stack.reserve(sizeof...(args));
-  torch::jit::push(stack, args...);
-  RunCpuKernelOf(op, &stack);
-  return std::move(stack[0]).toTensor();
-}
-
-c10::OperatorHandle Op(const char* name, const char* overload) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
-}
-
-bool FloatingOrComplex(at::ScalarType dtype) {
-  return c10::isFloatingType(dtype) || c10::isComplexType(dtype);
 }
 
 // One binary op: its ATen names, which dtypes its loop takes, ATen's checks

@@ -63,6 +63,11 @@ at::Scalar LocalScalarDense(const at::Tensor& self);
 // to the CPU fallback otherwise.
 void RegisterElementwiseKernels(torch::Library& m);
 
+// --- Other pointwise ops (pointwise_ops.cc) ----------------------------------
+// Registers sqrt, relu, threshold_backward, addcmul, addcdiv, lerp (scalar
+// weight), fill_ and zero_ with `m` the same way.
+void RegisterPointwiseKernels(torch::Library& m);
+
 // --- Fused recurrent cells (recurrent_ops.cc) ----------------------------------
 std::tuple<at::Tensor, at::Tensor, at::Tensor> FusedLstmCell(
     const at::Tensor& input_gates, const at::Tensor& hidden_gates,

@@ -50,6 +50,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_backward_overrideable",
          TORCH_FN(ConvolutionBackwardOverrideable));
   RegisterElementwiseKernels(m);
+  RegisterPointwiseKernels(m);
 }
 
 // at::lstm is CompositeImplicitAutograd: openreg's kernel replaces its

@@ -1,0 +1,333 @@
+// Pointwise ops besides binary arithmetic, without the CPU fallback's per-call
+// bookkeeping: the ones real training steps run most after add/sub/mul/div
+// (docs/performance.md, "More ops through TensorIterator"): Adam's update
+// (lerp_, addcmul_, sqrt, addcdiv_, which torch's _foreach_ ops call once per
+// parameter on openreg), ReLU and its backward, and fill_/zero_ (gradient
+// buffers, zeros).
+//
+// Each op builds ATen's TensorIterator over the openreg tensors on the calling
+// thread, as the CPU kernel configures it, and enqueues the op's CPU loop
+// (core/aten/iterator_loops.h). A call goes to the CPU fallback, exactly as
+// if these kernels were not registered, unless all its tensors are plain
+// openreg tensors of one dtype the op's loop covers: mixed dtypes would need
+// the converted temporaries TensorIterator makes only for the CPU, and a
+// dtype outside a loop's dispatch would raise from inside work on the stream.
+// For the same reason the scalars a loop converts are checked at the call.
+#include <ATen/TensorIterator.h>
+#include <ATen/native/Activation.h>
+#include <ATen/native/Fill.h>
+#include <ATen/native/Lerp.h>
+#include <ATen/native/PointwiseOps.h>
+#include <ATen/native/TensorCompare.h>
+#include <ATen/native/UnaryOps.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <utility>
+
+#include "core/aten/iterator_loops.h"
+#include "core/aten/native_ops.h"
+
+namespace openreg {
+namespace {
+
+constexpr c10::DeviceType kCpu = c10::DeviceType::CPU;
+
+bool AnyLoopDtype(at::ScalarType /*dtype*/) { return true; }
+
+// Real dtypes but bool: ATen's clamp, threshold and addcmul loops.
+bool RealNotBool(at::ScalarType dtype) {
+  return dtype != at::kBool && !c10::isComplexType(dtype);
+}
+
+bool NotBool(at::ScalarType dtype) { return dtype != at::kBool; }
+
+// An ATen overload: name and overload name ("" for the default).
+struct Overload {
+  const char* name;
+  const char* overload;
+};
+
+// One op. Each provides its name for the stream's work, the overloads it has
+// (kFunctional, kInPlace, kOut), and
+//   Takes(out, self, rest...): whether its loop runs this call as the CPU;
+//   Check(self, rest...): ATen's checks beyond the iterator's, at the call;
+//   Build(iter, out, self, rest...): the iterator, as ATen's kernel builds it;
+//   Loop(rest...): the CPU loop, keeping the scalars it needs.
+
+struct SqrtOp {
+  static constexpr const char* kName = "aten::sqrt";
+  static constexpr Overload kFunctional{"aten::sqrt", ""};
+  static constexpr Overload kInPlace{"aten::sqrt_", ""};
+  static constexpr Overload kOut{"aten::sqrt", "out"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
+    return LoopTakes({&self}, out, FloatingOrComplex);
+  }
+  static void Check(const at::Tensor& /*self*/) {}
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& self) {
+    iter.build_unary_float_op(out, self);
+  }
+  static auto Loop() {
+    return [](at::TensorIteratorBase& it) { at::native::sqrt_stub(kCpu, it); };
+  }
+};
+
+// ATen's CPU relu is clamp_min(self, 0).
+struct ReluOp {
+  static constexpr const char* kName = "aten::relu";
+  static constexpr Overload kFunctional{"aten::relu", ""};
+  static constexpr Overload kInPlace{"aten::relu_", ""};
+  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
+    return LoopTakes({&self}, out, RealNotBool);
+  }
+  static void Check(const at::Tensor& /*self*/) {}
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& self) {
+    iter.build_unary_op(out, self);
+  }
+  static auto Loop() {
+    return [](at::TensorIteratorBase& it) {
+      at::native::clamp_min_scalar_stub(kCpu, it, 0);
+    };
+  }
+};
+
+// grad_input = self <= threshold ? 0 : grad_output.
+struct ThresholdBackwardOp {
+  static constexpr const char* kName = "aten::threshold_backward";
+  static constexpr Overload kFunctional{"aten::threshold_backward", ""};
+  static constexpr Overload kOut{"aten::threshold_backward", "grad_input"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& grad_output,
+                    const at::Tensor& self, const c10::Scalar& /*threshold*/) {
+    return LoopTakes({&grad_output, &self}, out, RealNotBool);
+  }
+  static void Check(const at::Tensor& grad_output, const at::Tensor& /*self*/,
+                    const c10::Scalar& threshold) {
+    CheckScalarFits(grad_output.scalar_type(), threshold);
+  }
+  // The loop selects between its first input (compared) and its second;
+  // threshold is idempotent, so ATen allows the output to overlap them.
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& grad_output, const at::Tensor& self,
+                    const c10::Scalar& /*threshold*/) {
+    at::TensorIteratorConfig config;
+    config.set_check_mem_overlap(false)
+        .add_owned_output(out)
+        .add_owned_const_input(self)
+        .add_owned_const_input(grad_output)
+        .promote_inputs_to_common_dtype(true)
+        .cast_common_dtype_to_outputs(true)
+        .enforce_safe_casting_to_output(true);
+    iter.build(config);
+  }
+  static auto Loop(const at::Tensor& /*self*/, const c10::Scalar& threshold) {
+    return [threshold](at::TensorIteratorBase& it) {
+      at::native::threshold_stub(kCpu, it, threshold, 0);
+    };
+  }
+};
+
+// self + value * tensor1 * tensor2.
+struct AddcmulOp {
+  static constexpr const char* kName = "aten::addcmul";
+  static constexpr Overload kFunctional{"aten::addcmul", ""};
+  static constexpr Overload kInPlace{"aten::addcmul_", ""};
+  static constexpr Overload kOut{"aten::addcmul", "out"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& self,
+                    const at::Tensor& tensor1, const at::Tensor& tensor2,
+                    const c10::Scalar& /*value*/) {
+    return LoopTakes({&self, &tensor1, &tensor2}, out, NotBool);
+  }
+  static void Check(const at::Tensor& self, const at::Tensor& /*tensor1*/,
+                    const at::Tensor& /*tensor2*/, const c10::Scalar& value) {
+    CheckScalarFits(self.scalar_type(), value);
+  }
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& tensor1,
+                    const at::Tensor& tensor2, const c10::Scalar& /*value*/) {
+    iter.build_ternary_op(out, self, tensor1, tensor2);
+  }
+  static auto Loop(const at::Tensor& /*tensor1*/, const at::Tensor& /*tensor2*/,
+                   const c10::Scalar& value) {
+    return [value](at::TensorIteratorBase& it) {
+      at::native::addcmul_stub(kCpu, it, value);
+    };
+  }
+};
+
+// self + value * tensor1 / tensor2; integer tensors are ATen's error, which
+// the fallback raises.
+struct AddcdivOp {
+  static constexpr const char* kName = "aten::addcdiv";
+  static constexpr Overload kFunctional{"aten::addcdiv", ""};
+  static constexpr Overload kInPlace{"aten::addcdiv_", ""};
+  static constexpr Overload kOut{"aten::addcdiv", "out"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& self,
+                    const at::Tensor& tensor1, const at::Tensor& tensor2,
+                    const c10::Scalar& /*value*/) {
+    return LoopTakes({&self, &tensor1, &tensor2}, out, FloatingOrComplex);
+  }
+  static void Check(const at::Tensor& self, const at::Tensor& /*tensor1*/,
+                    const at::Tensor& /*tensor2*/, const c10::Scalar& value) {
+    CheckScalarFits(self.scalar_type(), value);
+  }
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& tensor1,
+                    const at::Tensor& tensor2, const c10::Scalar& /*value*/) {
+    iter.build_ternary_op(out, self, tensor1, tensor2);
+  }
+  static auto Loop(const at::Tensor& /*tensor1*/, const at::Tensor& /*tensor2*/,
+                   const c10::Scalar& value) {
+    return [value](at::TensorIteratorBase& it) {
+      at::native::addcdiv_stub(kCpu, it, value);
+    };
+  }
+};
+
+// self + weight * (end - self), weight a number.
+struct LerpOp {
+  static constexpr const char* kName = "aten::lerp";
+  static constexpr Overload kFunctional{"aten::lerp", "Scalar"};
+  static constexpr Overload kInPlace{"aten::lerp_", "Scalar"};
+  static constexpr Overload kOut{"aten::lerp", "Scalar_out"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& self,
+                    const at::Tensor& end, const c10::Scalar& /*weight*/) {
+    return LoopTakes({&self, &end}, out, FloatingOrComplex);
+  }
+  static void Check(const at::Tensor& self, const at::Tensor& /*end*/,
+                    const c10::Scalar& weight) {
+    CheckScalarFits(self.scalar_type(), weight);
+  }
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& end,
+                    const c10::Scalar& /*weight*/) {
+    iter.build_binary_op(out, self, end);
+  }
+  static auto Loop(const at::Tensor& /*end*/, const c10::Scalar& weight) {
+    return [weight](at::TensorIteratorBase& it) {
+      at::native::lerp_kernel_scalar_weight(kCpu, it, weight);
+    };
+  }
+};
+
+// Fills `self` with a number; ATen's fill allows a self-overlapping tensor
+// (an expanded one) and never resizes it.
+struct FillOp {
+  static constexpr const char* kName = "aten::fill_";
+  static constexpr Overload kInPlace{"aten::fill_", "Scalar"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& /*self*/,
+                    const c10::Scalar& /*value*/) {
+    return LoopTakes({out}, nullptr, AnyLoopDtype);
+  }
+  static void Check(const at::Tensor& self, const c10::Scalar& value) {
+    CheckScalarFits(self.scalar_type(), value);
+  }
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& /*self*/, const c10::Scalar& /*value*/) {
+    at::TensorIteratorConfig config;
+    config.set_check_mem_overlap(false)
+        .add_owned_output(out)
+        .resize_outputs(false)
+        .check_all_same_dtype(false);
+    iter.build(config);
+  }
+  static auto Loop(const c10::Scalar& value) {
+    return [value](at::TensorIterator& it) {
+      at::native::fill_stub(kCpu, it, value);
+    };
+  }
+};
+
+// The iterators own their operands (add_owned_*, or ATen's owning build_*
+// helpers): the loop runs after the call returned.
+
+// Enqueues `PointwiseOp`'s loop for `self` and `rest` writing `out` (null: a
+// fresh result) and returns the result, or nothing when the loop cannot take
+// the call and the fallback must.
+template <typename PointwiseOp, typename... Rest>
+std::optional<at::Tensor> EnqueuePointwise(const at::Tensor& self,
+                                           const at::Tensor* out,
+                                           const Rest&... rest) {
+  if (!PointwiseOp::Takes(out, self, rest...)) return std::nullopt;
+  PointwiseOp::Check(self, rest...);
+  at::TensorBase out_base;
+  if (out != nullptr) out_base = *out;
+  at::TensorIterator iter;
+  PointwiseOp::Build(iter, out_base, self, rest...);
+  at::Tensor result = iter.output();
+  EnqueueLoop(std::move(iter), PointwiseOp::kName, PointwiseOp::Loop(rest...));
+  return result;
+}
+
+// The functional, in-place and out= kernels of `PointwiseOp`, whose schema is
+// (self, Rest...) with `out` last in the out= form.
+template <typename PointwiseOp, typename... Rest>
+struct Forms {
+  static at::Tensor Functional(const at::Tensor& self, Rest... rest) {
+    static const c10::OperatorHandle op =
+        Op(PointwiseOp::kFunctional.name, PointwiseOp::kFunctional.overload);
+    if (auto result = EnqueuePointwise<PointwiseOp>(self, nullptr, rest...)) {
+      return *std::move(result);
+    }
+    return Fallback(op, self, rest...);
+  }
+
+  static at::Tensor& InPlace(at::Tensor& self, Rest... rest) {
+    static const c10::OperatorHandle op =
+        Op(PointwiseOp::kInPlace.name, PointwiseOp::kInPlace.overload);
+    if (!EnqueuePointwise<PointwiseOp>(self, &self, rest...)) {
+      Fallback(op, self, rest...);
+    }
+    return self;
+  }
+
+  static at::Tensor& Out(const at::Tensor& self, Rest... rest,
+                         at::Tensor& out) {
+    static const c10::OperatorHandle op =
+        Op(PointwiseOp::kOut.name, PointwiseOp::kOut.overload);
+    if (!EnqueuePointwise<PointwiseOp>(self, &out, rest...)) {
+      Fallback(op, self, rest..., out);
+    }
+    return out;
+  }
+};
+
+using Sqrt = Forms<SqrtOp>;
+using Relu = Forms<ReluOp>;
+using ThresholdBackward =
+    Forms<ThresholdBackwardOp, const at::Tensor&, const c10::Scalar&>;
+using Addcmul =
+    Forms<AddcmulOp, const at::Tensor&, const at::Tensor&, const c10::Scalar&>;
+using Addcdiv =
+    Forms<AddcdivOp, const at::Tensor&, const at::Tensor&, const c10::Scalar&>;
+using Lerp = Forms<LerpOp, const at::Tensor&, const c10::Scalar&>;
+using Fill = Forms<FillOp, const c10::Scalar&>;
+
+// ATen's zero_ is fill_ with 0 outside the CPU.
+at::Tensor& Zero(at::Tensor& self) { return Fill::InPlace(self, 0); }
+
+}  // namespace
+
+void RegisterPointwiseKernels(torch::Library& m) {
+  m.impl("sqrt", TORCH_FN(Sqrt::Functional));
+  m.impl("sqrt_", TORCH_FN(Sqrt::InPlace));
+  m.impl("sqrt.out", TORCH_FN(Sqrt::Out));
+  m.impl("relu", TORCH_FN(Relu::Functional));
+  m.impl("relu_", TORCH_FN(Relu::InPlace));
+  m.impl("threshold_backward", TORCH_FN(ThresholdBackward::Functional));
+  m.impl("threshold_backward.grad_input", TORCH_FN(ThresholdBackward::Out));
+  m.impl("addcmul", TORCH_FN(Addcmul::Functional));
+  m.impl("addcmul_", TORCH_FN(Addcmul::InPlace));
+  m.impl("addcmul.out", TORCH_FN(Addcmul::Out));
+  m.impl("addcdiv", TORCH_FN(Addcdiv::Functional));
+  m.impl("addcdiv_", TORCH_FN(Addcdiv::InPlace));
+  m.impl("addcdiv.out", TORCH_FN(Addcdiv::Out));
+  m.impl("lerp.Scalar", TORCH_FN(Lerp::Functional));
+  m.impl("lerp_.Scalar", TORCH_FN(Lerp::InPlace));
+  m.impl("lerp.Scalar_out", TORCH_FN(Lerp::Out));
+  m.impl("fill_.Scalar", TORCH_FN(Fill::InPlace));
+  m.impl("zero_", TORCH_FN(Zero));
+}
+
+}  // namespace openreg
