@@ -1,5 +1,5 @@
 /*
- * openreg driver ABI, version 2.1.
+ * openreg driver ABI, version 2.2.
  *
  * This header is the whole contract between the openreg core and a device
  * driver. A driver is a shared library that includes only this header and
@@ -90,7 +90,7 @@ extern "C" {
 #endif
 
 #define OPENREG_DRIVER_ABI_VERSION_MAJOR 2
-#define OPENREG_DRIVER_ABI_VERSION_MINOR 1
+#define OPENREG_DRIVER_ABI_VERSION_MINOR 2
 
 /* The one symbol a driver exports, and its name as a string for dlsym. The
  * same symbol serves every major version. */
@@ -210,6 +210,47 @@ typedef struct openreg_pointer_attributes {
  * OPENREG_SUCCESS, or a failure that the driver makes sticky on the stream as
  * OPENREG_ERROR_LAUNCH_FAILURE. It must not throw (it is C). */
 typedef openreg_status (*openreg_host_fn)(void* user_data);
+
+/* Activity recording (v2.2, optional): what a driver reports about each item
+ * it executed, so that a profiler can show device work per stream. */
+#define OPENREG_ACTIVITY_HOST_FUNCTION 0 /* an item of launch_host_func */
+#define OPENREG_ACTIVITY_MEMCPY 1        /* an item of memcpy_async */
+#define OPENREG_ACTIVITY_MEMSET 2        /* an item of memset_async */
+#define OPENREG_ACTIVITY_EVENT_RECORD 3  /* the marker of event_record */
+#define OPENREG_ACTIVITY_EVENT_WAIT 4    /* the wait of stream_wait_event */
+
+/* Written by the driver, which sets struct_size to the size of the version
+ * it fills; the reader uses only the fields that size covers. */
+typedef struct openreg_activity_record {
+  size_t struct_size;
+  /* OPENREG_ACTIVITY_*. (v2.2) */
+  int32_t kind;
+  /* The device of `stream`. (v2.2) */
+  int32_t device;
+  /* The stream the item ran on. (v2.2) */
+  openreg_stream stream;
+  /* When the item started and ended executing, in nanoseconds of the clock
+   * activity_get_timestamp reads; start <= end. For an event wait, start is
+   * when the stream reached the wait and end when it was satisfied. (v2.2) */
+  uint64_t start_ns;
+  uint64_t end_ns;
+  /* The correlation id the enqueueing thread had set with
+   * activity_set_correlation_id when it enqueued the item, or 0. (v2.2) */
+  uint64_t correlation_id;
+  /* For MEMCPY: OPENREG_MEMCPY_*; otherwise -1. (v2.2) */
+  int32_t memcpy_kind;
+  /* For MEMCPY and MEMSET: the bytes moved or set; otherwise 0. (v2.2) */
+  uint64_t bytes;
+} openreg_activity_record;
+#define OPENREG_ACTIVITY_RECORD_STRUCT_SIZE_V2_2 \
+  OPENREG_STRUCT_SIZE(openreg_activity_record, bytes)
+
+/* Receives one record, on a thread of the driver's choosing (typically the
+ * one that ran the item), right after the item finished. `record` is
+ * borrowed for the call. It must return quickly and must not call the
+ * driver's activity functions. */
+typedef void (*openreg_activity_fn)(void* user_data,
+                                    const openreg_activity_record* record);
 
 /* ------------------------------------------------------------------------ */
 /* The function list.                                                        */
@@ -370,7 +411,28 @@ typedef openreg_status (*openreg_host_fn)(void* user_data);
    * device address; a driver without this function is treated as              \
    * reporting 0. (v2.1) */                                                    \
   X(1, openreg_status, device_execution_offset,                                \
-    (openreg_context context, int32_t device, intptr_t * offset))
+    (openreg_context context, int32_t device, intptr_t * offset))              \
+  /* --- Activity recording (v2.2, optional; all three or none) ---------- */  \
+  /* Starts reporting every item enqueued from now on to `fn(user_data, ...)`  \
+   * (once per item, after it finished), or, with `fn` NULL, stops: when that  \
+   * call returns no call of the previous `fn` is running or will start, so    \
+   * the caller may free `user_data`. Calling it with a new `fn` replaces the  \
+   * old one the same way. While off, a driver pays at most one check of a     \
+   * flag per item. Items enqueued while off are never reported. (v2.2) */     \
+  X(2, openreg_status, activity_enable,                                        \
+    (openreg_context context, openreg_activity_fn fn, void* user_data))        \
+  /* Sets the correlation id that items enqueued by the calling thread on      \
+   * this context carry in their records, until the thread sets another; 0     \
+   * means none (the initial value). A profiler sets it to the id of the CPU   \
+   * operation that is about to launch work, as CUPTI's external correlation   \
+   * ids do. (v2.2) */                                                         \
+  X(2, openreg_status, activity_set_correlation_id,                            \
+    (openreg_context context, uint64_t correlation_id))                        \
+  /* The current time of the clock records use, in nanoseconds: a caller       \
+   * reads it and its own clock together to place records on its timeline.     \
+   * Monotonic; the same for every device of the context. (v2.2) */            \
+  X(2, openreg_status, activity_get_timestamp,                                 \
+    (openreg_context context, uint64_t * timestamp_ns))
 
 /* ------------------------------------------------------------------------ */
 /* The function table.                                                       */
@@ -409,6 +471,8 @@ typedef struct openreg_driver_api {
   OPENREG_STRUCT_SIZE(openreg_driver_api, device_synchronize)
 #define OPENREG_DRIVER_API_STRUCT_SIZE_V2_1 \
   OPENREG_STRUCT_SIZE(openreg_driver_api, device_execution_offset)
+#define OPENREG_DRIVER_API_STRUCT_SIZE_V2_2 \
+  OPENREG_STRUCT_SIZE(openreg_driver_api, activity_get_timestamp)
 
 /* ------------------------------------------------------------------------ */
 /* Compile-time check of the size constants.                                 */
@@ -443,13 +507,26 @@ OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_device_properties,
 OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_pointer_attributes,
                                  OPENREG_POINTER_ATTRIBUTES_STRUCT_SIZE_V1_0);
 OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_driver_api,
-                                 OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
+                                 OPENREG_DRIVER_API_STRUCT_SIZE_V2_2);
+OPENREG_CHECK_NEWEST_STRUCT_SIZE(openreg_activity_record,
+                                 OPENREG_ACTIVITY_RECORD_STRUCT_SIZE_V2_2);
 OPENREG_STATIC_ASSERT(
     offsetof(openreg_driver_api, driver_version) ==
             offsetof(openreg_driver_api_prefix, driver_version) &&
         offsetof(openreg_driver_api, abi_version_minor) ==
             offsetof(openreg_driver_api_prefix, abi_version_minor),
     "openreg_driver_api must start with openreg_driver_api_prefix");
+
+/* Whether `api` has the activity-recording group of 2.2: its struct_size
+ * covers the group and all three functions are set (a driver has all three
+ * or none). */
+static inline int openreg_driver_has_activity_recording(
+    const openreg_driver_api* api) {
+  return api->struct_size >= OPENREG_DRIVER_API_STRUCT_SIZE_V2_2 &&
+         api->activity_enable != NULL &&
+         api->activity_set_correlation_id != NULL &&
+         api->activity_get_timestamp != NULL;
+}
 
 /* The entry point. The core passes its own ABI version; the driver stores a
  * pointer to its static table in *api (valid until the library is unloaded)

@@ -83,7 +83,8 @@ struct MajorVersion {
 };
 
 constexpr size_t kTableSizesV2[] = {OPENREG_DRIVER_API_STRUCT_SIZE_V2_0,
-                                    OPENREG_DRIVER_API_STRUCT_SIZE_V2_1};
+                                    OPENREG_DRIVER_API_STRUCT_SIZE_V2_1,
+                                    OPENREG_DRIVER_API_STRUCT_SIZE_V2_2};
 static_assert(std::size(kTableSizesV2) == OPENREG_DRIVER_ABI_VERSION_MINOR + 1,
               "add the table size of the new minor version");
 constexpr size_t kTableSizesV1[] = {OPENREG_DRIVER_API_V1_STRUCT_SIZE_V1_0,

@@ -249,16 +249,20 @@ struct V1Calls {
 };
 
 // The table entry for `name`: V1Calls::Own's function when there is one,
-// else the forwarder to the 1.x function of that name. A template lambda so
-// that both choices are only looked up for the one taken.
+// else the forwarder to the 1.x function of that name, else NULL: a later
+// optional group that 1.x has no counterpart of (2.2's activity recording)
+// is absent. A template lambda so that the choices are only looked up for
+// the one taken.
 // clang-format off
 #define OPENREG_V1_ADAPTER_ENTRY(minor, return_type, name, params)        \
   .name = []<typename Own = V1Calls::Own,                                  \
              typename V1 = openreg_driver_api_v1>() {                      \
     if constexpr (requires { &Own::name; }) {                              \
       return &Own::name;                                                   \
-    } else {                                                               \
+    } else if constexpr (requires { &V1::name; }) {                        \
       return &V1Calls::Forward<&V1::name>::Call;                           \
+    } else {                                                               \
+      return static_cast<return_type(*) params>(nullptr);                  \
     }                                                                      \
   }(),
 // clang-format on

@@ -599,6 +599,35 @@ struct ValidationCalls {
     return OPENREG_SUCCESS;
   }
 
+  // The activity group (2.2) is in the layer's table only when the driver
+  // has it (see the constructor); records go straight from the driver to the
+  // caller's function, whose handles the layer need not translate since it
+  // passes the driver's streams through.
+  static openreg_status activity_enable(openreg_context context,
+                                        openreg_activity_fn fn,
+                                        void* user_data) {
+    OPENREG_FIND_LAYER(context, "activity_enable");
+    return layer.Forward(
+        layer.driver_.activity_enable(layer.driver_context_, fn, user_data));
+  }
+
+  static openreg_status activity_set_correlation_id(openreg_context context,
+                                                    uint64_t correlation_id) {
+    OPENREG_FIND_LAYER(context, "activity_set_correlation_id");
+    return layer.Forward(layer.driver_.activity_set_correlation_id(
+        layer.driver_context_, correlation_id));
+  }
+
+  static openreg_status activity_get_timestamp(openreg_context context,
+                                               uint64_t* timestamp_ns) {
+    OPENREG_FIND_LAYER(context, "activity_get_timestamp");
+    OPENREG_VALIDATE(
+        timestamp_ns ? absl::OkStatus() : NullArgument("timestamp_ns"),
+        "activity_get_timestamp(timestamp_ns=NULL)");
+    return layer.Forward(layer.driver_.activity_get_timestamp(
+        layer.driver_context_, timestamp_ns));
+  }
+
 #undef OPENREG_FIND_LAYER
 #undef OPENREG_VALIDATE
 };
@@ -636,12 +665,24 @@ ValidationLayer::ValidationLayer(const openreg_driver_api& driver,
                                  int32_t device_count)
     : driver_(driver),
       driver_context_(driver_context),
-      table_{.struct_size = sizeof(openreg_driver_api),
-             .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
-             .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
-             .driver_name = driver.driver_name,
-             .driver_version = driver.driver_version,
-             OPENREG_DRIVER_FUNCTIONS(OPENREG_VALIDATION_ENTRY)},
+      // The optional activity group stays absent when the driver lacks it,
+      // so callers find the feature missing as they would without the layer
+      // (its functions would have nothing to forward to).
+      table_([&driver] {
+        openreg_driver_api table{
+            .struct_size = sizeof(openreg_driver_api),
+            .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,
+            .abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR,
+            .driver_name = driver.driver_name,
+            .driver_version = driver.driver_version,
+            OPENREG_DRIVER_FUNCTIONS(OPENREG_VALIDATION_ENTRY)};
+        if (!openreg_driver_has_activity_recording(&driver)) {
+          table.activity_enable = nullptr;
+          table.activity_set_correlation_id = nullptr;
+          table.activity_get_timestamp = nullptr;
+        }
+        return table;
+      }()),
       tracker_(device_count) {}
 
 #undef OPENREG_VALIDATION_ENTRY

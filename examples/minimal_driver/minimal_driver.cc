@@ -702,11 +702,13 @@ openreg_status device_synchronize(openreg_context context, int32_t device) {
 // is the function of the same name above. The size and minor version name
 // the version this file implements, not the header's newest, and the
 // optional functions of later minor versions (e.g. 2.1's
-// device_execution_offset) stay NULL: their callers treat them as absent.
+// device_execution_offset, 2.2's activity recording) stay NULL: their callers
+// treat them as absent.
 #define MINIMAL_DRIVER_ENTRY(minor, return_type, name, params) \
   MINIMAL_DRIVER_ENTRY_##minor(name)
 #define MINIMAL_DRIVER_ENTRY_0(name) .name = name,
 #define MINIMAL_DRIVER_ENTRY_1(name)
+#define MINIMAL_DRIVER_ENTRY_2(name)
 constexpr openreg_driver_api kApi = {
     .struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V2_0,
     .abi_version_major = 2,
@@ -717,6 +719,7 @@ constexpr openreg_driver_api kApi = {
 #undef MINIMAL_DRIVER_ENTRY
 #undef MINIMAL_DRIVER_ENTRY_0
 #undef MINIMAL_DRIVER_ENTRY_1
+#undef MINIMAL_DRIVER_ENTRY_2
 
 }  // namespace
 

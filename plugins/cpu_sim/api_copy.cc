@@ -2,6 +2,7 @@
 
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
+#include "plugins/sim_support/activity_recorder.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/copy_checks.h"
 #include "plugins/sim_support/error.h"
@@ -26,7 +27,12 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   if (sim::CopyReadsDevice(kind)) src = state->ExecutionAddress(src);
   // memmove rather than memcpy: a device-to-device copy within one
   // allocation may overlap, and the simulator should not corrupt it.
+  const sim::ActivityTag tag = state->activity().Tag();
   absl::MutexLock in_stream_order(info.execution.get());
+  sim::ScopedActivity recorded(
+      &state->activity(), tag,
+      sim::ActivityItem{OPENREG_ACTIVITY_MEMCPY, info.device, stream, kind,
+                        size});
   std::memmove(dst, src, size);
   return OPENREG_SUCCESS;
 }
@@ -45,7 +51,12 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
       state->InjectFault(sim::FaultPoint::kMemsetAsync, kFunction));
   ptr = state->ExecutionAddress(ptr);
   // Like memset and cudaMemset, only the low byte of `value` is used.
+  const sim::ActivityTag tag = state->activity().Tag();
   absl::MutexLock in_stream_order(info.execution.get());
+  sim::ScopedActivity recorded(
+      &state->activity(), tag,
+      sim::ActivityItem{OPENREG_ACTIVITY_MEMSET, info.device, stream,
+                        /*memcpy_kind=*/-1, size});
   std::memset(ptr, static_cast<unsigned char>(value), size);
   return OPENREG_SUCCESS;
 }

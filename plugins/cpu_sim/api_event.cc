@@ -2,6 +2,7 @@
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
 #include "plugins/cpu_sim/stream.h"
+#include "plugins/sim_support/activity_recorder.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/sim_support/stream_event_checks.h"
@@ -45,7 +46,14 @@ openreg_status event_record(openreg_context context, openreg_event event,
           state->InjectFault(sim::FaultPoint::kEventRecord, "event_record"));
     }
   }
-  return state->events().Record(event, stream_info.device);
+  // The marker completes as it is recorded: its activity record has no
+  // duration.
+  const sim::ActivityTag tag = state->activity().Tag();
+  SIM_RETURN_IF_ERROR(state->events().Record(event, stream_info.device));
+  sim::ScopedActivity recorded(&state->activity(), tag,
+                               sim::ActivityItem{OPENREG_ACTIVITY_EVENT_RECORD,
+                                                 stream_info.device, stream});
+  return OPENREG_SUCCESS;
 }
 
 // Records complete as they are made (see event.h), so query and synchronize

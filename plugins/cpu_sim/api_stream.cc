@@ -2,6 +2,7 @@
 #include "absl/strings/str_format.h"
 #include "plugins/cpu_sim/api.h"
 #include "plugins/cpu_sim/driver_state.h"
+#include "plugins/sim_support/activity_recorder.h"
 #include "plugins/sim_support/context_registry.h"
 #include "plugins/sim_support/error.h"
 #include "plugins/sim_support/stream_event_checks.h"
@@ -46,10 +47,16 @@ openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
                                  openreg_event event) {
   DriverState* state = nullptr;
   SIM_RETURN_IF_ERROR(sim::FindState(context, "stream_wait_event", &state));
+  StreamInfo info;
   SIM_RETURN_IF_ERROR(
-      state->streams().CheckLive(stream, "stream_wait_event"));
-  // Every record has already completed, so there is nothing to wait for.
-  return state->events().CheckLive(event, "stream_wait_event");
+      state->streams().Lookup(stream, "stream_wait_event", &info));
+  // Every record has already completed, so there is nothing to wait for: the
+  // wait's activity record has no duration.
+  SIM_RETURN_IF_ERROR(state->events().CheckLive(event, "stream_wait_event"));
+  sim::ScopedActivity recorded(
+      &state->activity(), state->activity().Tag(),
+      sim::ActivityItem{OPENREG_ACTIVITY_EVENT_WAIT, info.device, stream});
+  return OPENREG_SUCCESS;
 }
 
 openreg_status stream_get_priority(openreg_context context,
@@ -80,9 +87,13 @@ openreg_status launch_host_func(openreg_context context, openreg_stream stream,
   // An injected fault refuses the launch: `fn` never runs.
   SIM_RETURN_IF_ERROR(
       state->InjectFault(sim::FaultPoint::kLaunchHostFunc, kFunction));
+  const sim::ActivityTag tag = state->activity().Tag();
   openreg_status result;
   {
     absl::MutexLock in_stream_order(info.execution.get());
+    sim::ScopedActivity recorded(
+        &state->activity(), tag,
+        sim::ActivityItem{OPENREG_ACTIVITY_HOST_FUNCTION, info.device, stream});
     result = fn(user_data);
   }
   if (result != OPENREG_SUCCESS) {

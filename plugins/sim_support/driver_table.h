@@ -17,8 +17,8 @@
 // Macros, because only a macro can open the namespace passed as an argument
 // and expand the ABI's X-macro inside it.
 //
-// Both drivers implement ABI 2.1 exactly: the table reports major 2, minor 1
-// and OPENREG_DRIVER_API_STRUCT_SIZE_V2_1. When a later minor version appends
+// Both drivers implement ABI 2.2 exactly: the table reports major 2, minor 2
+// and OPENREG_DRIVER_API_STRUCT_SIZE_V2_2. When a later minor version appends
 // functions, the X-macro makes every simulated driver implement them (or fail
 // to compile), and the version fields here move with them.
 #ifndef OPENREG_PLUGINS_SIM_SUPPORT_DRIVER_TABLE_H_
@@ -56,6 +56,9 @@ openreg_status HandOutDriverApi(const openreg_driver_api* table,
   using ::openreg::sim::pointer_get_attributes;                                \
   using ::openreg::sim::mem_get_info;                                          \
   using ::openreg::sim::device_execution_offset;                               \
+  using ::openreg::sim::activity_enable;                                       \
+  using ::openreg::sim::activity_set_correlation_id;                           \
+  using ::openreg::sim::activity_get_timestamp;                                \
   /* api_lifecycle.cc */                                                       \
   openreg_status context_create(const openreg_driver_config* config,           \
                                 openreg_context* context);                     \
@@ -112,9 +115,9 @@ openreg_status HandOutDriverApi(const openreg_driver_api* table,
   }                                                                   \
   namespace {                                                         \
   constexpr openreg_driver_api kDriverApi = {                         \
-      .struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V2_1,             \
+      .struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V2_2,             \
       .abi_version_major = OPENREG_DRIVER_ABI_VERSION_MAJOR,          \
-      .abi_version_minor = 1,                                         \
+      .abi_version_minor = 2,                                         \
       .driver_name = kDriverName,                                     \
       .driver_version = version_literal,                              \
       OPENREG_DRIVER_FUNCTIONS(SIM_TABLE_ENTRY)};                     \

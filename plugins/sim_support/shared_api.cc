@@ -122,4 +122,31 @@ openreg_status device_execution_offset(openreg_context context, int32_t device,
   return OPENREG_SUCCESS;
 }
 
+openreg_status activity_enable(openreg_context context, openreg_activity_fn fn,
+                               void* user_data) {
+  SimState* state = nullptr;
+  SIM_RETURN_IF_ERROR(FindState(context, "activity_enable", &state));
+  state->activity().SetSink(fn, user_data);
+  return OPENREG_SUCCESS;
+}
+
+openreg_status activity_set_correlation_id(openreg_context context,
+                                           uint64_t correlation_id) {
+  SimState* state = nullptr;
+  SIM_RETURN_IF_ERROR(
+      FindState(context, "activity_set_correlation_id", &state));
+  state->activity().SetCorrelationId(correlation_id);
+  return OPENREG_SUCCESS;
+}
+
+openreg_status activity_get_timestamp(openreg_context context,
+                                      uint64_t* timestamp_ns) {
+  constexpr const char* kFunction = "activity_get_timestamp";
+  SimState* state = nullptr;
+  SIM_RETURN_IF_ERROR(FindState(context, kFunction, &state));
+  SIM_RETURN_IF_ERROR(RequireNonNull(timestamp_ns, kFunction, "timestamp_ns"));
+  *timestamp_ns = ActivityRecorder::Now();
+  return OPENREG_SUCCESS;
+}
+
 }  // namespace openreg::sim

@@ -1,6 +1,6 @@
 // The ABI functions that both simulated drivers implement identically:
-// device count and properties, and every memory function (with 2.1's
-// device_execution_offset). Named by their ABI
+// device count and properties, every memory function (with 2.1's
+// device_execution_offset) and 2.2's activity recording. Named by their ABI
 // names, so a driver's api.h brings them into its namespace with
 // using-declarations and driver_table.h fills their table entries by name.
 // Each works on the SimState of the context it is passed (context_registry.h).
@@ -36,6 +36,13 @@ openreg_status mem_get_info(openreg_context context, int32_t device,
 // The device's DeviceMemory::execution_offset() (ABI 2.1).
 openreg_status device_execution_offset(openreg_context context, int32_t device,
                                        intptr_t* offset);
+// Activity recording (ABI 2.2), through the SimState's ActivityRecorder.
+openreg_status activity_enable(openreg_context context, openreg_activity_fn fn,
+                               void* user_data);
+openreg_status activity_set_correlation_id(openreg_context context,
+                                           uint64_t correlation_id);
+openreg_status activity_get_timestamp(openreg_context context,
+                                      uint64_t* timestamp_ns);
 
 }  // namespace openreg::sim
 

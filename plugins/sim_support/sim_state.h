@@ -9,7 +9,8 @@
 // state is destroyed (which is how context_destroy releases memory the core
 // never freed). A derived state's own members are destroyed first, so work that
 // still uses device memory while they shut down finds it.
-// Also owns the context's fault injector, when its options ask for faults.
+// Also owns the context's fault injector, when its options ask for faults,
+// and its activity recorder.
 // Thread-safety: members are set at construction and never reassigned; each
 // memory has its own mutex and the injector's counters are atomic, so every
 // method may be called concurrently.
@@ -22,6 +23,7 @@
 
 #include "absl/base/optimization.h"
 #include "driver_abi/openreg_driver.h"
+#include "plugins/sim_support/activity_recorder.h"
 #include "plugins/sim_support/device_memory.h"
 #include "plugins/sim_support/fault_injector.h"
 #include "plugins/sim_support/pinned_host_memory.h"
@@ -95,6 +97,8 @@ class SimState {
   // (Note [Device view and execution view] in device_memory.h); `ptr` must
   // be inside a device allocation, as the copy checks make sure.
   void* ExecutionAddress(const void* ptr) const;
+  // The context's activity recording (ABI 2.2).
+  ActivityRecorder& activity() { return activity_; }
 
  private:
   const char* const driver_name_;
@@ -104,6 +108,7 @@ class SimState {
   PinnedHostMemory pinned_memory_;
   // NULL unless fault_points names some entry point.
   const std::unique_ptr<FaultInjector> faults_;
+  ActivityRecorder activity_;
 };
 
 }  // namespace openreg::sim

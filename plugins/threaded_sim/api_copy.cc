@@ -49,7 +49,7 @@ constexpr size_t kStagingLimit = size_t{1} << 20;
 
 // The blocking case of Note [Pageable host memory].
 openreg_status CopyAndWait(Stream& stream, void* dst, const void* src,
-                           size_t size, const char* description) {
+                           size_t size, int32_t kind, const char* description) {
   constexpr const char* kFunction = "memcpy_async";
   if (Stream::CurrentWorker() == &stream) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
@@ -62,13 +62,13 @@ openreg_status CopyAndWait(Stream& stream, void* dst, const void* src,
                                 kFunction, stream.handle()));
   }
   uint64_t ticket = 0;
-  SIM_RETURN_IF_ERROR(stream.Enqueue(
-      WorkItem::Compute(description,
-                        [dst, src, size] {
-                          std::memmove(dst, src, size);
-                          return OPENREG_SUCCESS;
-                        }),
-      kFunction, &ticket));
+  SIM_RETURN_IF_ERROR(stream.Enqueue(WorkItem::Copy(description, kind, size,
+                                                    [dst, src, size] {
+                                                      std::memmove(dst, src,
+                                                                   size);
+                                                      return OPENREG_SUCCESS;
+                                                    }),
+                                     kFunction, &ticket));
   if (!stream.AwaitFinished(ticket)) {
     return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                 absl::StrFormat("%s: stream %p was stopped (the process is "
@@ -82,7 +82,8 @@ openreg_status CopyAndWait(Stream& stream, void* dst, const void* src,
 
 // The staging case of Note [Pageable host memory].
 openreg_status CopyFromPageable(Stream& stream, void* dst, const void* src,
-                                size_t size, const char* description) {
+                                size_t size, int32_t kind,
+                                const char* description) {
   constexpr const char* kFunction = "memcpy_async";
   std::unique_ptr<char[]> staged(new (std::nothrow) char[size]);
   if (staged == nullptr) {
@@ -93,13 +94,12 @@ openreg_status CopyFromPageable(Stream& stream, void* dst, const void* src,
                                 kFunction, size, src));
   }
   std::memcpy(staged.get(), src, size);
-  return stream.Enqueue(
-      WorkItem::Compute(description,
-                        [dst, staged = std::move(staged), size] {
-                          std::memcpy(dst, staged.get(), size);
-                          return OPENREG_SUCCESS;
-                        }),
-      kFunction, nullptr);
+  return stream.Enqueue(WorkItem::Copy(description, kind, size,
+                                       [dst, staged = std::move(staged), size] {
+                                         std::memcpy(dst, staged.get(), size);
+                                         return OPENREG_SUCCESS;
+                                       }),
+                        kFunction, nullptr);
 }
 
 }  // namespace
@@ -123,21 +123,21 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   if (sim::CopyWritesDevice(kind)) dst = state->ExecutionAddress(dst);
   if (sim::CopyReadsDevice(kind)) src = state->ExecutionAddress(src);
   if (!sim::CopyWritesDevice(kind) && !IsPinned(*state, dst, size)) {
-    return CopyAndWait(*target, dst, src, size, description);
+    return CopyAndWait(*target, dst, src, size, kind, description);
   }
   if (!sim::CopyReadsDevice(kind) && !IsPinned(*state, src, size)) {
     // A host function on this stream cannot wait for its own stream.
     if (size > kStagingLimit && Stream::CurrentWorker() != target.get()) {
-      return CopyAndWait(*target, dst, src, size, description);
+      return CopyAndWait(*target, dst, src, size, kind, description);
     }
-    return CopyFromPageable(*target, dst, src, size, description);
+    return CopyFromPageable(*target, dst, src, size, kind, description);
   }
   // memmove: a device-to-device copy within one allocation may overlap.
-  return target->Enqueue(WorkItem::Compute(description,
-                                           [dst, src, size] {
-                                             std::memmove(dst, src, size);
-                                             return OPENREG_SUCCESS;
-                                           }),
+  return target->Enqueue(WorkItem::Copy(description, kind, size,
+                                        [dst, src, size] {
+                                          std::memmove(dst, src, size);
+                                          return OPENREG_SUCCESS;
+                                        }),
                          kFunction, nullptr);
 }
 
@@ -156,11 +156,11 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
   ptr = state->ExecutionAddress(ptr);
   // Like memset and cudaMemset, only the low byte of `value` is used.
   const unsigned char byte = static_cast<unsigned char>(value);
-  return target->Enqueue(WorkItem::Compute("memset_async",
-                                           [ptr, byte, size] {
-                                             std::memset(ptr, byte, size);
-                                             return OPENREG_SUCCESS;
-                                           }),
+  return target->Enqueue(WorkItem::Memset(size,
+                                          [ptr, byte, size] {
+                                            std::memset(ptr, byte, size);
+                                            return OPENREG_SUCCESS;
+                                          }),
                          kFunction, nullptr);
 }
 

@@ -14,15 +14,19 @@ namespace openreg::threaded_sim {
 
 using sim::Fail;
 
-Device::Device(int32_t index, const DriverOptions& options)
-    : index_(index), options_(options), slots_(options.execution_slots) {}
+Device::Device(int32_t index, const DriverOptions& options,
+               sim::ActivityRecorder* activity)
+    : index_(index),
+      options_(options),
+      activity_(activity),
+      slots_(options.execution_slots) {}
 
 std::shared_ptr<Stream> Device::CreateStream(openreg_stream handle,
                                              int32_t priority) {
   ReapRetiredStreams();
   absl::MutexLock lock(&mu_);
   auto stream = std::make_shared<Stream>(
-      handle, index_, priority, &slots_,
+      handle, index_, priority, &slots_, activity_,
       AdversarialDelay(options_, index_, streams_created_++),
       options_.idle_release_ms > 0
           ? absl::Milliseconds(options_.idle_release_ms)

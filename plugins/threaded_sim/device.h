@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "driver_abi/openreg_driver.h"
+#include "plugins/sim_support/activity_recorder.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/execution_slots.h"
 #include "plugins/threaded_sim/options.h"
@@ -33,7 +34,9 @@ namespace openreg::threaded_sim {
 
 class Device {
  public:
-  Device(int32_t index, const DriverOptions& options);
+  // `activity` is the context's recorder (ABI 2.2); it outlives the device.
+  Device(int32_t index, const DriverOptions& options,
+         sim::ActivityRecorder* activity);
 
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -66,6 +69,7 @@ class Device {
 
   const int32_t index_;
   const DriverOptions options_;
+  sim::ActivityRecorder* const activity_;
   ExecutionSlots slots_;
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);

@@ -10,7 +10,8 @@ DriverState::DriverState(const ThreadedSimConfig& config)
                config.shared.faults, config.shared.retain_freed_bytes) {
   devices_.reserve(config.shared.device_count);
   for (int32_t device = 0; device < config.shared.device_count; ++device) {
-    devices_.push_back(std::make_unique<Device>(device, config.options));
+    devices_.push_back(
+        std::make_unique<Device>(device, config.options, &activity()));
   }
 }
 

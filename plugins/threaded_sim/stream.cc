@@ -48,12 +48,14 @@ std::string AsyncFailure::Describe() const {
 }
 
 Stream::Stream(openreg_stream handle, int32_t device, int32_t priority,
-               ExecutionSlots* slots, AdversarialDelay delay,
-               absl::Duration idle_release_delay, uint64_t queue_depth)
+               ExecutionSlots* slots, sim::ActivityRecorder* activity,
+               AdversarialDelay delay, absl::Duration idle_release_delay,
+               uint64_t queue_depth)
     : handle_(handle),
       device_(device),
       priority_(priority),
       slots_(slots),
+      activity_(activity),
       delay_(delay),
       idle_release_delay_(idle_release_delay),
       queue_depth_(queue_depth) {}
@@ -95,6 +97,7 @@ void Stream::WaitForRoom() {
 openreg_status Stream::Enqueue(WorkItem item, const char* function,
                                uint64_t* ticket) {
   WaitForRoom();
+  item.activity = activity_->Tag();
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {
@@ -351,6 +354,11 @@ std::optional<openreg_status> Stream::Execute(WorkItem& item,
     *holds_slot = true;
   }
   if (!SleepUnlessStopped(delay_.Next())) return std::nullopt;
+  // Times the item from here, once it can run, for its activity record.
+  sim::ScopedActivity recorded(
+      activity_, item.activity,
+      sim::ActivityItem{item.activity_kind, device_, handle_, item.memcpy_kind,
+                        item.bytes});
   switch (item.kind) {
     case WorkItem::Kind::kCompute:
       return item.compute();

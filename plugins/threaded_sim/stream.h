@@ -62,6 +62,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "driver_abi/openreg_driver.h"
+#include "plugins/sim_support/activity_recorder.h"
 #include "plugins/threaded_sim/adversarial_delay.h"
 #include "plugins/threaded_sim/doorbell.h"
 #include "plugins/threaded_sim/execution_slots.h"
@@ -85,14 +86,16 @@ struct AsyncFailure {
 
 class Stream {
  public:
-  // `slots` belongs to the stream's device and outlives the stream.
+  // `slots` belongs to the stream's device and outlives the stream, as
+  // `activity`, the context's recorder, does.
   // The worker gives back the OpenMP workers its host functions left it
   // owning once it has been idle for `idle_release_delay` (see
   // third_party/openmp/thread_workers.h).
   // It holds up to `queue_depth` items (Note [Queue depth]).
   Stream(openreg_stream handle, int32_t device, int32_t priority,
-         ExecutionSlots* slots, AdversarialDelay delay,
-         absl::Duration idle_release_delay, uint64_t queue_depth);
+         ExecutionSlots* slots, sim::ActivityRecorder* activity,
+         AdversarialDelay delay, absl::Duration idle_release_delay,
+         uint64_t queue_depth);
   // The worker must have been joined (see Join).
   ~Stream();
 
@@ -107,7 +110,9 @@ class Stream {
   // to refuse waits that would make a worker wait for itself.
   static const Stream* CurrentWorker();
 
-  // Appends `item` (after waiting for room, Note [Queue depth]) and stores
+  // Appends `item` (after waiting for room, Note [Queue depth]), tagged for
+  // activity recording on the calling thread (Note [Recording costs one check
+  // per item when off] in activity_recorder.h), and stores
   // its number (position on the stream, from 1) in `*ticket` when `ticket` is
   // not null. Fails (naming `function`) after
   // RequestDestroy() or Stop(), or when the worker thread cannot start.
@@ -171,6 +176,7 @@ class Stream {
   const int32_t device_;
   const int32_t priority_;
   ExecutionSlots* const slots_;
+  sim::ActivityRecorder* const activity_;
   // Used only by the worker thread.
   AdversarialDelay delay_;
   const absl::Duration idle_release_delay_;

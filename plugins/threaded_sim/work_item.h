@@ -16,6 +16,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "driver_abi/openreg_driver.h"
+#include "plugins/sim_support/activity_recorder.h"
 #include "plugins/threaded_sim/event.h"
 
 namespace openreg::threaded_sim {
@@ -32,6 +33,7 @@ struct WorkItem {
     kEventWait,
   };
 
+  // A host function.
   static WorkItem Compute(const char* description,
                           absl::AnyInvocable<openreg_status()> compute) {
     WorkItem item;
@@ -40,13 +42,31 @@ struct WorkItem {
     item.compute = std::move(compute);
     return item;
   }
+  // A copy of `bytes` in direction `memcpy_kind` (OPENREG_MEMCPY_*).
+  static WorkItem Copy(const char* description, int32_t memcpy_kind,
+                       uint64_t bytes,
+                       absl::AnyInvocable<openreg_status()> compute) {
+    WorkItem item = Compute(description, std::move(compute));
+    item.activity_kind = OPENREG_ACTIVITY_MEMCPY;
+    item.memcpy_kind = memcpy_kind;
+    item.bytes = bytes;
+    return item;
+  }
+  // A memset of `bytes`.
+  static WorkItem Memset(uint64_t bytes,
+                         absl::AnyInvocable<openreg_status()> compute) {
+    WorkItem item = Compute("memset_async", std::move(compute));
+    item.activity_kind = OPENREG_ACTIVITY_MEMSET;
+    item.bytes = bytes;
+    return item;
+  }
   static WorkItem EventMarker(std::shared_ptr<Event> event, uint64_t version) {
-    return ForEvent(Kind::kEventMarker, "event_record marker", std::move(event),
-                    version);
+    return ForEvent(Kind::kEventMarker, OPENREG_ACTIVITY_EVENT_RECORD,
+                    "event_record marker", std::move(event), version);
   }
   static WorkItem EventWait(std::shared_ptr<Event> event, uint64_t version) {
-    return ForEvent(Kind::kEventWait, "stream_wait_event wait",
-                    std::move(event), version);
+    return ForEvent(Kind::kEventWait, OPENREG_ACTIVITY_EVENT_WAIT,
+                    "stream_wait_event wait", std::move(event), version);
   }
 
   // Only compute items take an execution slot (see execution_slots.h).
@@ -59,14 +79,23 @@ struct WorkItem {
   absl::AnyInvocable<openreg_status()> compute;
   std::shared_ptr<Event> event;
   uint64_t version = 0;
+  // What its activity record says (ABI 2.2): OPENREG_ACTIVITY_*, and for
+  // copies and memsets their direction and size.
+  int32_t activity_kind = OPENREG_ACTIVITY_HOST_FUNCTION;
+  int32_t memcpy_kind = -1;
+  uint64_t bytes = 0;
+  // Set by Stream::Enqueue on the enqueueing thread.
+  sim::ActivityTag activity;
 
  private:
   // The item of `version` of `event`: the marker and the wait differ only in
   // kind and description.
-  static WorkItem ForEvent(Kind kind, const char* description,
+  static WorkItem ForEvent(Kind kind, int32_t activity_kind,
+                           const char* description,
                            std::shared_ptr<Event> event, uint64_t version) {
     WorkItem item;
     item.kind = kind;
+    item.activity_kind = activity_kind;
     item.description = description;
     item.event = std::move(event);
     item.version = version;

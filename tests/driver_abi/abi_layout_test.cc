@@ -107,7 +107,7 @@ TEST(AbiLayoutTest, PrefixIsFrozenAndSharedByEveryMajor) {
 }
 
 // The 2.x table: the prefix, then one pointer per OPENREG_DRIVER_FUNCTIONS
-// entry in its order; 2.1 appended one.
+// entry in its order; 2.1 appended one, 2.2 three.
 TEST(AbiLayoutTest, Version2TableIsFrozen) {
   size_t expected_offset = sizeof(openreg_driver_api_prefix);
 #define CHECK_OFFSET(minor, return_type, name, params)                     \
@@ -115,16 +115,34 @@ TEST(AbiLayoutTest, Version2TableIsFrozen) {
   expected_offset += sizeof(void*);
   OPENREG_DRIVER_FUNCTIONS(CHECK_OFFSET)
 #undef CHECK_OFFSET
-  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_1, expected_offset);
+  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_2, expected_offset);
   EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_0, 248u);
   EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_1, 256u);
   EXPECT_EQ(offsetof(openreg_driver_api, device_execution_offset), 248u);
+  EXPECT_EQ(OPENREG_DRIVER_API_STRUCT_SIZE_V2_2, 280u);
+  EXPECT_EQ(offsetof(openreg_driver_api, activity_enable), 256u);
+  EXPECT_EQ(offsetof(openreg_driver_api, activity_get_timestamp), 272u);
   EXPECT_EQ(offsetof(openreg_driver_api, context_create), 32u);
   EXPECT_EQ(offsetof(openreg_driver_api, stream_get_priority), 176u);
   EXPECT_EQ(offsetof(openreg_driver_api, device_synchronize), 240u);
-  EXPECT_EQ(sizeof(openreg_driver_api), OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
+  EXPECT_EQ(sizeof(openreg_driver_api), OPENREG_DRIVER_API_STRUCT_SIZE_V2_2);
   EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MAJOR, 2);
-  EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MINOR, 1);
+  EXPECT_EQ(OPENREG_DRIVER_ABI_VERSION_MINOR, 2);
+}
+
+// The activity record of 2.2.
+TEST(AbiLayoutTest, ActivityRecordIsFrozen) {
+  EXPECT_EQ(offsetof(openreg_activity_record, kind), 8u);
+  EXPECT_EQ(offsetof(openreg_activity_record, device), 12u);
+  EXPECT_EQ(offsetof(openreg_activity_record, stream), 16u);
+  EXPECT_EQ(offsetof(openreg_activity_record, start_ns), 24u);
+  EXPECT_EQ(offsetof(openreg_activity_record, end_ns), 32u);
+  EXPECT_EQ(offsetof(openreg_activity_record, correlation_id), 40u);
+  EXPECT_EQ(offsetof(openreg_activity_record, memcpy_kind), 48u);
+  EXPECT_EQ(offsetof(openreg_activity_record, bytes), 56u);
+  EXPECT_EQ(OPENREG_ACTIVITY_RECORD_STRUCT_SIZE_V2_2, 64u);
+  EXPECT_EQ(OPENREG_ACTIVITY_HOST_FUNCTION, 0);
+  EXPECT_EQ(OPENREG_ACTIVITY_EVENT_WAIT, 4);
 }
 
 }  // namespace

@@ -146,8 +146,8 @@ TEST(DriverLibraryTest, RefusesAnotherMajorNamingBothVersions) {
   EXPECT_THAT(LoadError(BrokenDriverPath("wrong_major"),
                         absl::StatusCode::kFailedPrecondition),
               AllOf(HasSubstr(BrokenDriverPath("wrong_major")),
-                    HasSubstr("implements driver ABI version 3.1"),
-                    HasSubstr("implements ABI version 2.1"),
+                    HasSubstr("implements driver ABI version 3.2"),
+                    HasSubstr("implements ABI version 2.2"),
                     HasSubstr("1.x through an adapter"),
                     HasSubstr("driver_abi/openreg_driver.h")));
 }
@@ -186,7 +186,7 @@ TEST(DriverLibraryTest, RefusesALibraryWithoutTheEntrySymbol) {
 TEST(DriverLibraryTest, RefusesAnEntryPointThatRefuses) {
   EXPECT_THAT(LoadError(BrokenDriverPath("refuses_version"),
                         absl::StatusCode::kFailedPrecondition),
-              HasSubstr("returned NOT_SUPPORTED for core ABI version 2.1"));
+              HasSubstr("returned NOT_SUPPORTED for core ABI version 2.2"));
 }
 
 TEST(DriverLibraryTest, RefusesWhatIsNotALibrary) {
@@ -352,7 +352,7 @@ TEST_F(ValidateDriverApi20Test, NewerMinorVersionWithLargerTableIsAccepted) {
 // A newer minor is held to the sizes this core knows, not to its own.
 TEST_F(ValidateDriverApi20Test, NewerMinorVersionNeedsOnlyTheKnownTable) {
   table_.abi_version_minor = OPENREG_DRIVER_ABI_VERSION_MINOR + 3;
-  table_.struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V2_1;
+  table_.struct_size = OPENREG_DRIVER_API_STRUCT_SIZE_V2_2;
   EXPECT_TRUE(Validate(table_).ok()) << Validate(table_);
 }
 

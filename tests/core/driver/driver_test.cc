@@ -461,7 +461,7 @@ TEST(DriverLoadTest, ContextsOfAShippedDriverComeAndGo) {
 
 TEST(DriverLoadTest, BrokenLibraryFailsToLoad) {
   ExpectError(Driver::Load(BrokenDriverPath("wrong_major"), {}).status(),
-              absl::StatusCode::kFailedPrecondition, {"3.1", "2.1"});
+              absl::StatusCode::kFailedPrecondition, {"3.2", "2.2"});
   ExpectError(
       Driver::Load("tests/core/driver/broken/not_a_library.so", {}).status(),
       absl::StatusCode::kInvalidArgument, {"as a shared library"});

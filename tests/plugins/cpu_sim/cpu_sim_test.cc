@@ -193,8 +193,8 @@ TEST_F(CpuSimLifecycleTest, IdentityAndDefaults) {
   EXPECT_STREQ(api_->driver_version, "2.0.0");
   // ABI 2.1 exactly.
   EXPECT_EQ(api_->abi_version_major, 2u);
-  EXPECT_EQ(api_->abi_version_minor, 1u);
-  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
+  EXPECT_EQ(api_->abi_version_minor, 2u);
+  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_2);
   openreg_context context = NewContext(nullptr);
   ASSERT_NE(context, nullptr);
   int32_t count = 0;

@@ -248,8 +248,8 @@ TEST_F(ThreadedSimTest, IdentityDefaultsAndProperties) {
   EXPECT_STREQ(api_->driver_version, "2.0.0");
   // ABI 2.1 exactly.
   EXPECT_EQ(api_->abi_version_major, 2u);
-  EXPECT_EQ(api_->abi_version_minor, 1u);
-  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_1);
+  EXPECT_EQ(api_->abi_version_minor, 2u);
+  EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_2);
   ASSERT_EQ(api_->context_create(nullptr, &context_), OPENREG_SUCCESS)
       << api_->last_error_message(nullptr);
   int32_t count = 0;
