@@ -61,7 +61,7 @@ def test_initialization_is_lazy():
 def test_driver_info_names_the_selected_driver():
     info = torch.openreg.driver_info()
     assert info.name == DRIVER
-    assert info.abi_version == "2.1"  # both shipped drivers implement ABI 2.1
+    assert info.abi_version == "2.2"  # both shipped drivers implement ABI 2.2
     assert info.path.endswith(f"libopenreg_{DRIVER}.so")
     assert info.version
 

@@ -191,7 +191,7 @@ class CpuSimTest : public CpuSimLifecycleTest {
 TEST_F(CpuSimLifecycleTest, IdentityAndDefaults) {
   EXPECT_STREQ(api_->driver_name, "cpu_sim");
   EXPECT_STREQ(api_->driver_version, "2.0.0");
-  // ABI 2.1 exactly.
+  // ABI 2.2 exactly.
   EXPECT_EQ(api_->abi_version_major, 2u);
   EXPECT_EQ(api_->abi_version_minor, 2u);
   EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_2);

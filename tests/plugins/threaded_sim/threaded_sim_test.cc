@@ -246,7 +246,7 @@ class ThreadedSimTest : public ::testing::Test {
 TEST_F(ThreadedSimTest, IdentityDefaultsAndProperties) {
   EXPECT_STREQ(api_->driver_name, "threaded_sim");
   EXPECT_STREQ(api_->driver_version, "2.0.0");
-  // ABI 2.1 exactly.
+  // ABI 2.2 exactly.
   EXPECT_EQ(api_->abi_version_major, 2u);
   EXPECT_EQ(api_->abi_version_minor, 2u);
   EXPECT_EQ(api_->struct_size, OPENREG_DRIVER_API_STRUCT_SIZE_V2_2);
