@@ -195,43 +195,25 @@ std::optional<at::Tensor> EnqueueBinaryLoop(const at::Tensor& self,
   return result;
 }
 
-// The functional, in-place and out= kernels of `BinaryOp`; `Alpha` is
-// c10::Scalar for ops with an alpha, empty for the others.
-template <typename BinaryOp, typename... Alpha>
-struct Forms {
-  static at::Tensor Functional(const at::Tensor& self, const at::Tensor& other,
-                               const Alpha&... alpha) {
-    static const c10::OperatorHandle op = Op(BinaryOp::kName, "Tensor");
-    if (auto result =
-            EnqueueBinaryLoop<BinaryOp>(self, other, nullptr, alpha...)) {
-      return *std::move(result);
-    }
-    return Fallback(op, self, other, alpha...);
-  }
-
-  static at::Tensor& InPlace(at::Tensor& self, const at::Tensor& other,
-                             const Alpha&... alpha) {
-    static const c10::OperatorHandle op = Op(BinaryOp::kInPlaceName, "Tensor");
-    if (!EnqueueBinaryLoop<BinaryOp>(self, other, &self, alpha...)) {
-      Fallback(op, self, other, alpha...);
-    }
-    return self;
-  }
-
-  static at::Tensor& Out(const at::Tensor& self, const at::Tensor& other,
-                         const Alpha&... alpha, at::Tensor& out) {
-    static const c10::OperatorHandle op = Op(BinaryOp::kName, "out");
-    if (!EnqueueBinaryLoop<BinaryOp>(self, other, &out, alpha...)) {
-      Fallback(op, self, other, alpha..., out);
-    }
-    return out;
+// `BinaryOp` as Forms' kernel: its (self, other, alpha...) overloads.
+template <typename BinaryOp>
+struct Binary {
+  static constexpr Overload kFunctional{BinaryOp::kName, "Tensor"};
+  static constexpr Overload kInPlace{BinaryOp::kInPlaceName, "Tensor"};
+  static constexpr Overload kOut{BinaryOp::kName, "out"};
+  template <typename... Alpha>
+  static std::optional<at::Tensor> Enqueue(const at::Tensor& self,
+                                           const at::Tensor* out,
+                                           const at::Tensor& other,
+                                           const Alpha&... alpha) {
+    return EnqueueBinaryLoop<BinaryOp>(self, other, out, alpha...);
   }
 };
 
-using Add = Forms<AddOp, c10::Scalar>;
-using Sub = Forms<SubOp, c10::Scalar>;
-using Mul = Forms<MulOp>;
-using Div = Forms<DivOp>;
+using Add = Forms<Binary<AddOp>, const at::Tensor&, const c10::Scalar&>;
+using Sub = Forms<Binary<SubOp>, const at::Tensor&, const c10::Scalar&>;
+using Mul = Forms<Binary<MulOp>, const at::Tensor&>;
+using Div = Forms<Binary<DivOp>, const at::Tensor&>;
 
 }  // namespace
 

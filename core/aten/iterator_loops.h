@@ -1,6 +1,7 @@
 // What the TensorIterator kernels (elementwise_ops.cc, pointwise_ops.cc) share:
 // which calls ATen's CPU loops can run exactly as the CPU would, enqueueing a
-// loop on the stream, and handing every other call to the CPU fallback.
+// loop on the stream, handing every other call to the CPU fallback, and the
+// functional, in-place and out= kernels built from those.
 //
 // The calling thread builds ATen's TensorIterator over the openreg tensors, as
 // CUDA does: broadcasting, type promotion, output allocation, overlap checks
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <utility>
 
 #include "core/aten/cpu_fallback.h"
@@ -85,6 +87,47 @@ at::Tensor Fallback(const c10::OperatorHandle& op, const Args&... args) {
   RunCpuKernelOf(op, &stack);
   return std::move(stack[0]).toTensor();
 }
+
+// An ATen overload: name and overload name ("" for the default).
+struct Overload {
+  const char* name;
+  const char* overload;
+};
+
+// The functional, in-place and out= kernels of an op whose schema is
+// (self, Rest...), with `out` last in the out= form. `Kernel` names the
+// overloads it has (kFunctional, kInPlace, kOut) and provides
+//   Enqueue(self, out, rest...): enqueues the op's loop writing `out` (null:
+//   a fresh result) and returns the result, or nothing when the loop cannot
+//   take the call and the CPU fallback must.
+template <typename Kernel, typename... Rest>
+struct Forms {
+  static at::Tensor Functional(const at::Tensor& self, Rest... rest) {
+    static const c10::OperatorHandle op =
+        Op(Kernel::kFunctional.name, Kernel::kFunctional.overload);
+    if (auto result = Kernel::Enqueue(self, nullptr, rest...)) {
+      return *std::move(result);
+    }
+    return Fallback(op, self, rest...);
+  }
+
+  static at::Tensor& InPlace(at::Tensor& self, Rest... rest) {
+    static const c10::OperatorHandle op =
+        Op(Kernel::kInPlace.name, Kernel::kInPlace.overload);
+    if (!Kernel::Enqueue(self, &self, rest...)) Fallback(op, self, rest...);
+    return self;
+  }
+
+  static at::Tensor& Out(const at::Tensor& self, Rest... rest,
+                         at::Tensor& out) {
+    static const c10::OperatorHandle op =
+        Op(Kernel::kOut.name, Kernel::kOut.overload);
+    if (!Kernel::Enqueue(self, &out, rest...)) {
+      Fallback(op, self, rest..., out);
+    }
+    return out;
+  }
+};
 
 }  // namespace openreg
 

@@ -42,12 +42,6 @@ bool RealNotBool(at::ScalarType dtype) {
 
 bool NotBool(at::ScalarType dtype) { return dtype != at::kBool; }
 
-// An ATen overload: name and overload name ("" for the default).
-struct Overload {
-  const char* name;
-  const char* overload;
-};
-
 // One op. Each provides its name for the stream's work, the overloads it has
 // (kFunctional, kInPlace, kOut), and
 //   Takes(out, self, rest...): whether its loop runs this call as the CPU;
@@ -128,60 +122,53 @@ struct ThresholdBackwardOp {
   }
 };
 
-// self + value * tensor1 * tensor2.
-struct AddcmulOp {
+// self + value * tensor1 (*, /) tensor2: addcmul and addcdiv differ only in
+// their names, the dtypes their loops take and the loop, which `Variant`
+// provides (TakesDtype, Run).
+template <typename Variant>
+struct AddcOp : Variant {
+  static bool Takes(const at::Tensor* out, const at::Tensor& self,
+                    const at::Tensor& tensor1, const at::Tensor& tensor2,
+                    const c10::Scalar& /*value*/) {
+    return LoopTakes({&self, &tensor1, &tensor2}, out, Variant::TakesDtype);
+  }
+  static void Check(const at::Tensor& self, const at::Tensor& /*tensor1*/,
+                    const at::Tensor& /*tensor2*/, const c10::Scalar& value) {
+    CheckScalarFits(self.scalar_type(), value);
+  }
+  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& tensor1,
+                    const at::Tensor& tensor2, const c10::Scalar& /*value*/) {
+    iter.build_ternary_op(out, self, tensor1, tensor2);
+  }
+  static auto Loop(const at::Tensor& /*tensor1*/, const at::Tensor& /*tensor2*/,
+                   const c10::Scalar& value) {
+    return [value](at::TensorIteratorBase& it) { Variant::Run(it, value); };
+  }
+};
+
+struct AddcmulVariant {
   static constexpr const char* kName = "aten::addcmul";
   static constexpr Overload kFunctional{"aten::addcmul", ""};
   static constexpr Overload kInPlace{"aten::addcmul_", ""};
   static constexpr Overload kOut{"aten::addcmul", "out"};
-  static bool Takes(const at::Tensor* out, const at::Tensor& self,
-                    const at::Tensor& tensor1, const at::Tensor& tensor2,
-                    const c10::Scalar& /*value*/) {
-    return LoopTakes({&self, &tensor1, &tensor2}, out, NotBool);
-  }
-  static void Check(const at::Tensor& self, const at::Tensor& /*tensor1*/,
-                    const at::Tensor& /*tensor2*/, const c10::Scalar& value) {
-    CheckScalarFits(self.scalar_type(), value);
-  }
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
-                    const at::Tensor& self, const at::Tensor& tensor1,
-                    const at::Tensor& tensor2, const c10::Scalar& /*value*/) {
-    iter.build_ternary_op(out, self, tensor1, tensor2);
-  }
-  static auto Loop(const at::Tensor& /*tensor1*/, const at::Tensor& /*tensor2*/,
-                   const c10::Scalar& value) {
-    return [value](at::TensorIteratorBase& it) {
-      at::native::addcmul_stub(kCpu, it, value);
-    };
+  static bool TakesDtype(at::ScalarType dtype) { return NotBool(dtype); }
+  static void Run(at::TensorIteratorBase& it, const c10::Scalar& value) {
+    at::native::addcmul_stub(kCpu, it, value);
   }
 };
 
-// self + value * tensor1 / tensor2; integer tensors are ATen's error, which
-// the fallback raises.
-struct AddcdivOp {
+// Integer tensors are ATen's error, which the fallback raises.
+struct AddcdivVariant {
   static constexpr const char* kName = "aten::addcdiv";
   static constexpr Overload kFunctional{"aten::addcdiv", ""};
   static constexpr Overload kInPlace{"aten::addcdiv_", ""};
   static constexpr Overload kOut{"aten::addcdiv", "out"};
-  static bool Takes(const at::Tensor* out, const at::Tensor& self,
-                    const at::Tensor& tensor1, const at::Tensor& tensor2,
-                    const c10::Scalar& /*value*/) {
-    return LoopTakes({&self, &tensor1, &tensor2}, out, FloatingOrComplex);
+  static bool TakesDtype(at::ScalarType dtype) {
+    return FloatingOrComplex(dtype);
   }
-  static void Check(const at::Tensor& self, const at::Tensor& /*tensor1*/,
-                    const at::Tensor& /*tensor2*/, const c10::Scalar& value) {
-    CheckScalarFits(self.scalar_type(), value);
-  }
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
-                    const at::Tensor& self, const at::Tensor& tensor1,
-                    const at::Tensor& tensor2, const c10::Scalar& /*value*/) {
-    iter.build_ternary_op(out, self, tensor1, tensor2);
-  }
-  static auto Loop(const at::Tensor& /*tensor1*/, const at::Tensor& /*tensor2*/,
-                   const c10::Scalar& value) {
-    return [value](at::TensorIteratorBase& it) {
-      at::native::addcdiv_stub(kCpu, it, value);
-    };
+  static void Run(at::TensorIteratorBase& it, const c10::Scalar& value) {
+    at::native::addcdiv_stub(kCpu, it, value);
   }
 };
 
@@ -242,67 +229,36 @@ struct FillOp {
 // The iterators own their operands (add_owned_*, or ATen's owning build_*
 // helpers): the loop runs after the call returned.
 
-// Enqueues `PointwiseOp`'s loop for `self` and `rest` writing `out` (null: a
-// fresh result) and returns the result, or nothing when the loop cannot take
-// the call and the fallback must.
-template <typename PointwiseOp, typename... Rest>
-std::optional<at::Tensor> EnqueuePointwise(const at::Tensor& self,
+// `PointwiseOp` as Forms' kernel.
+template <typename PointwiseOp>
+struct Pointwise : PointwiseOp {
+  template <typename... Rest>
+  static std::optional<at::Tensor> Enqueue(const at::Tensor& self,
                                            const at::Tensor* out,
                                            const Rest&... rest) {
-  if (!PointwiseOp::Takes(out, self, rest...)) return std::nullopt;
-  PointwiseOp::Check(self, rest...);
-  at::TensorBase out_base;
-  if (out != nullptr) out_base = *out;
-  at::TensorIterator iter;
-  PointwiseOp::Build(iter, out_base, self, rest...);
-  at::Tensor result = iter.output();
-  EnqueueLoop(std::move(iter), PointwiseOp::kName, PointwiseOp::Loop(rest...));
-  return result;
-}
-
-// The functional, in-place and out= kernels of `PointwiseOp`, whose schema is
-// (self, Rest...) with `out` last in the out= form.
-template <typename PointwiseOp, typename... Rest>
-struct Forms {
-  static at::Tensor Functional(const at::Tensor& self, Rest... rest) {
-    static const c10::OperatorHandle op =
-        Op(PointwiseOp::kFunctional.name, PointwiseOp::kFunctional.overload);
-    if (auto result = EnqueuePointwise<PointwiseOp>(self, nullptr, rest...)) {
-      return *std::move(result);
-    }
-    return Fallback(op, self, rest...);
-  }
-
-  static at::Tensor& InPlace(at::Tensor& self, Rest... rest) {
-    static const c10::OperatorHandle op =
-        Op(PointwiseOp::kInPlace.name, PointwiseOp::kInPlace.overload);
-    if (!EnqueuePointwise<PointwiseOp>(self, &self, rest...)) {
-      Fallback(op, self, rest...);
-    }
-    return self;
-  }
-
-  static at::Tensor& Out(const at::Tensor& self, Rest... rest,
-                         at::Tensor& out) {
-    static const c10::OperatorHandle op =
-        Op(PointwiseOp::kOut.name, PointwiseOp::kOut.overload);
-    if (!EnqueuePointwise<PointwiseOp>(self, &out, rest...)) {
-      Fallback(op, self, rest..., out);
-    }
-    return out;
+    if (!PointwiseOp::Takes(out, self, rest...)) return std::nullopt;
+    PointwiseOp::Check(self, rest...);
+    at::TensorBase out_base;
+    if (out != nullptr) out_base = *out;
+    at::TensorIterator iter;
+    PointwiseOp::Build(iter, out_base, self, rest...);
+    at::Tensor result = iter.output();
+    EnqueueLoop(std::move(iter), PointwiseOp::kName,
+                PointwiseOp::Loop(rest...));
+    return result;
   }
 };
 
-using Sqrt = Forms<SqrtOp>;
-using Relu = Forms<ReluOp>;
-using ThresholdBackward =
-    Forms<ThresholdBackwardOp, const at::Tensor&, const c10::Scalar&>;
-using Addcmul =
-    Forms<AddcmulOp, const at::Tensor&, const at::Tensor&, const c10::Scalar&>;
-using Addcdiv =
-    Forms<AddcdivOp, const at::Tensor&, const at::Tensor&, const c10::Scalar&>;
-using Lerp = Forms<LerpOp, const at::Tensor&, const c10::Scalar&>;
-using Fill = Forms<FillOp, const c10::Scalar&>;
+using Sqrt = Forms<Pointwise<SqrtOp>>;
+using Relu = Forms<Pointwise<ReluOp>>;
+using ThresholdBackward = Forms<Pointwise<ThresholdBackwardOp>,
+                                const at::Tensor&, const c10::Scalar&>;
+using Addcmul = Forms<Pointwise<AddcOp<AddcmulVariant>>, const at::Tensor&,
+                      const at::Tensor&, const c10::Scalar&>;
+using Addcdiv = Forms<Pointwise<AddcOp<AddcdivVariant>>, const at::Tensor&,
+                      const at::Tensor&, const c10::Scalar&>;
+using Lerp = Forms<Pointwise<LerpOp>, const at::Tensor&, const c10::Scalar&>;
+using Fill = Forms<Pointwise<FillOp>, const c10::Scalar&>;
 
 // ATen's zero_ is fill_ with 0 outside the CPU.
 at::Tensor& Zero(at::Tensor& self) { return Fill::InPlace(self, 0); }
