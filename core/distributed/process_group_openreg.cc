@@ -14,6 +14,7 @@
 #include "core/distributed/tensor_checks.h"
 #include "core/torch_runtime/guard_impl.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
@@ -276,6 +277,14 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
                                           c10::DeviceIndex device,
                                           std::vector<Collective> batch) {
   const c10::Stream stream = CurrentStream(device);
+  // A recorded collective would call Gloo again at each replay, but its
+  // place in the issue order is taken once, here: the second replay would
+  // wait for its turn for ever.
+  RefuseWhileCapturing(
+      device, DriverStreamOf(stream), absl::StrCat("the collective ", name),
+      "collectives cannot be captured into an openreg graph (each replay "
+      "would have to take a new place in the order of the process group's "
+      "collectives, which replays do not do)");
   auto outcome = std::make_shared<CollectiveOutcome>();
   std::vector<at::Tensor> outputs;
   bool blocks_host = false;

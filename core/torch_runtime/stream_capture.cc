@@ -19,14 +19,18 @@ namespace {
 
 CaptureRegistry& Registry() { return CaptureRegistry::Get(); }
 
-std::string ForbiddenMessage(c10::DeviceIndex device, absl::string_view what) {
+constexpr absl::string_view kWaitsForRecordedWork =
+    "it would wait for work that is only being recorded, not run";
+
+std::string ForbiddenMessage(c10::DeviceIndex device, absl::string_view what,
+                             absl::string_view why) {
   return absl::StrCat(
       "openreg: ", what,
       " is not allowed while openreg:", static_cast<int>(device),
-      " is capturing a graph: it would wait for work that is only being "
-      "recorded, not run. The capture has been abandoned (capture_end ends it "
-      "without a graph; replay raises) and the device runs work eagerly "
-      "again. Move this call out of the captured region.");
+      " is capturing a graph: ", why,
+      ". The capture has been abandoned (capture_end ends it without a graph; "
+      "replay raises) and the device runs work eagerly again. Move this call "
+      "out of the captured region.");
 }
 
 // A recording the capture refused: it was abandoned by another thread.
@@ -77,8 +81,13 @@ bool RecordWorkIfCapturing(openreg_stream stream, absl::string_view op_name,
 
 void ForbidWhileCapturing(c10::DeviceIndex device, openreg_stream stream,
                           absl::string_view what) {
+  RefuseWhileCapturing(device, stream, what, kWaitsForRecordedWork);
+}
+
+void RefuseWhileCapturing(c10::DeviceIndex device, openreg_stream stream,
+                          absl::string_view what, absl::string_view why) {
   if (!Registry().AnyCapturing()) return;
-  const std::string message = ForbiddenMessage(device, what);
+  const std::string message = ForbiddenMessage(device, what, why);
   const bool abandoned = stream != nullptr
                              ? Registry().AbandonCaptureOf(stream, message)
                              : Registry().AbandonCapturesOn(device, message);
@@ -89,7 +98,8 @@ void ForbidIfEventCaptured(openreg_event event, absl::string_view what) {
   if (!Registry().AnyCapturing()) return;
   std::shared_ptr<CapturedGraph> graph = Registry().GraphWithEvent(event);
   if (graph == nullptr) return;
-  const std::string message = ForbiddenMessage(graph->device(), what);
+  const std::string message =
+      ForbiddenMessage(graph->device(), what, kWaitsForRecordedWork);
   graph->Abandon(message);
   Registry().End(*graph);
   TORCH_CHECK(false, message);

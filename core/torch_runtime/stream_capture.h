@@ -34,6 +34,11 @@ bool RecordWorkIfCapturing(openreg_stream stream, absl::string_view op_name,
 void ForbidWhileCapturing(c10::DeviceIndex device, openreg_stream stream,
                           absl::string_view what);
 
+// The same for work the capture cannot record, for the reason `why` (a
+// clause: "<what> is not allowed while ... capturing a graph: <why>. ...").
+void RefuseWhileCapturing(c10::DeviceIndex device, openreg_stream stream,
+                          absl::string_view what, absl::string_view why);
+
 // The same for an event recorded by a capture underway.
 void ForbidIfEventCaptured(openreg_event event, absl::string_view what);
 

@@ -483,6 +483,43 @@ def test_captured_training_step_equals_eager_under_adversarial_scheduling():
     assert result.stdout.split() == ["equal"], result.stdout
 
 
+COLLECTIVE_IN_CAPTURE_PROGRAM = """
+import os, socket, torch, torch.distributed as dist
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+dist.init_process_group(init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+x = torch.ones(8, device="openreg")
+graph = torch.openreg.Graph()
+try:
+    with torch.openreg.graph(graph):
+        y = x * 2
+        dist.all_reduce(y)
+except RuntimeError as error:
+    print(str(error).replace(chr(10), " "))
+try:
+    graph.replay()
+except RuntimeError as error:
+    print("replay:", str(error).split(";")[0])
+dist.all_reduce(x)  # the device and the process group keep working
+print(x.sum().item())
+dist.destroy_process_group()
+"""
+
+
+def test_collectives_abandon_the_capture_and_the_process_group_keeps_working():
+    # A recorded collective would hang its second replay (it takes its place
+    # in the process group's order of collectives once, at capture).
+    result = run_python(COLLECTIVE_IN_CAPTURE_PROGRAM, timeout=120)
+    assert result.returncode == 0, result.stderr
+    error, replay, total = result.stdout.splitlines()[-3:]
+    assert "the collective all_reduce is not allowed while openreg:0 is capturing a graph" in error, error
+    assert "collectives cannot be captured into an openreg graph" in error, error
+    assert "Move this call out of the captured region" in error, error
+    assert replay.startswith("replay: replay: this graph holds no capture to replay"), replay
+    assert float(total) == 8.0
+
+
 def two_layer_model(seed):
     torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4)).to("openreg")
