@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -16,12 +17,16 @@
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
+#include "third_party/openmp/thread_workers.h"
 
 namespace openreg {
 
 struct OpenRegGraph::Executable {
   std::vector<DriverStream> side_streams;  // stream i + 1 of the recording
   std::vector<DriverEvent> events;
+  // Whether a replay's work ran on a thread other than the one that
+  // replayed it (a driver with threads of its own); set by that work.
+  std::atomic<bool> runs_on_driver_threads{false};
 };
 
 namespace {
@@ -127,6 +132,22 @@ void OpenRegGraph::replay() {
       static_cast<c10::DeviceIndex>(graph_->device());
   const openreg_stream origin = CurrentDriverStream(device);
   const std::shared_ptr<Executable>& executable = executable_;
+  // Note [The replaying thread's OpenMP workers]: a replay hands the device
+  // a whole step, and the replaying thread mostly waits for it. When the
+  // driver runs that work on threads of its own, the replaying thread's idle
+  // OpenMP pool (made by any parallel CPU op it ran before) only inflates
+  // libgomp's count of pooled threads past the cores, which makes every
+  // OpenMP barrier in the process sleep instead of spin: the replayed
+  // kernels' parallel regions then each pay futex wake-ups on the driver's
+  // thread (measured: 41 voluntary context switches per replay of the
+  // example's training step on threaded_sim, 1 without the pool; see
+  // docs/graphs.md). So the pool is given back here; CPU work on this thread
+  // makes a new one when it needs it. Never on a driver that runs the replay
+  // on this thread: the replayed kernels use this thread's pool themselves.
+  if (executable->runs_on_driver_threads.load(std::memory_order_relaxed)) {
+    openmp::ReleaseCallingThreadWorkers();
+  }
+  const std::thread::id replaying_thread = std::this_thread::get_id();
   auto stream_of = [&](int index) {
     return index == 0 ? origin : executable->side_streams[index - 1].get();
   };
@@ -138,7 +159,13 @@ void OpenRegGraph::replay() {
       // replay uses, alive until it has run.
       EnqueueWork(device, stream_of(launch->stream), "graph replay",
                   [graph = graph_, executable, segment = launch->segment,
-                   reseed = std::move(reseed)] {
+                   reseed = std::move(reseed), replaying_thread] {
+                    if (std::this_thread::get_id() != replaying_thread &&
+                        !executable->runs_on_driver_threads.load(
+                            std::memory_order_relaxed)) {
+                      executable->runs_on_driver_threads.store(
+                          true, std::memory_order_relaxed);
+                    }
                     if (reseed) reseed();
                     RunSegment(*segment);
                   });

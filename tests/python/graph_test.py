@@ -520,6 +520,43 @@ def test_collectives_abandon_the_capture_and_the_process_group_keeps_working():
     assert float(total) == 8.0
 
 
+HOST_POOL_PROGRAM = """
+import os, torch
+torch.set_num_threads(2)
+def host_workers():
+    # OpenMP workers inherit the name of the thread that started them.
+    main = open(f"/proc/self/task/{os.getpid()}/comm").read()
+    return sum(open(f"/proc/self/task/{t}/comm").read() == main for t in os.listdir("/proc/self/task")) - 1
+x = torch.ones(64, device="openreg")
+graph = torch.openreg.Graph()
+with torch.openreg.graph(graph):
+    y = x * 2 + 1
+before = host_workers()
+(torch.ones(1 << 20) * 2).sum()  # a parallel CPU op: this thread now owns a pool
+with_pool = host_workers()
+for _ in range(2):  # the first replay learns where the device runs its work
+    graph.replay()
+    torch.openreg.synchronize()
+after_replays = host_workers()
+cpu = (torch.ones(1 << 20) * 2).sum().item()  # CPU work after the replays
+print(with_pool - before, with_pool - after_replays, host_workers() - after_replays, cpu, y.sum().item())
+"""
+
+
+def test_replay_gives_back_the_replaying_threads_idle_openmp_workers():
+    # Note [The replaying thread's OpenMP workers]: on a driver that runs
+    # replays on threads of its own, the replaying thread's idle OpenMP pool
+    # would make every OpenMP barrier in the process sleep; on a driver that
+    # runs them inline, the replayed kernels use that pool, which stays.
+    result = run_python(HOST_POOL_PROGRAM)
+    assert result.returncode == 0, result.stderr
+    made, released, remade, cpu, out = result.stdout.split()
+    assert int(made) == 1, result.stdout  # the CPU op's pool: one worker thread
+    assert int(released) == (1 if DRIVER == "threaded_sim" else 0), result.stdout
+    assert int(remade) == (1 if DRIVER == "threaded_sim" else 0), result.stdout  # CPU work makes a new one
+    assert (float(cpu), float(out)) == (2.0 * (1 << 20), 192.0)
+
+
 def two_layer_model(seed):
     torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4)).to("openreg")
