@@ -175,14 +175,11 @@ class GraphReplayer:
 
     def _key(self, inputs: List[Any]) -> Optional[tuple]:
         """What a capture depends on: shapes, strides and dtypes, ints, and the static inputs' addresses."""
+        # Devices are not part of the key: Dynamo's guards keep them those of
+        # the first call, and `_capture` checks them.
         key = []
         for index, value in enumerate(inputs):
             if isinstance(value, torch.Tensor):
-                if value.device.type != "openreg":
-                    self._never_capture(f"input {index} of the {self.kind} graph is on {value.device}; a graph "
-                                        "reads openreg memory only (move it to openreg, or use Adam's "
-                                        "capturable=True for step counts)")
-                    return None
                 key.append((value.shape, value.stride(), value.dtype))
                 if index in self.static_input_idxs:
                     key.append(value.data_ptr())
@@ -205,6 +202,11 @@ class GraphReplayer:
             if not isinstance(value, torch.Tensor):
                 static_inputs.append(value)
                 continue
+            if value.device.type != "openreg":
+                self._never_capture(f"input {index} of the {self.kind} graph is on {value.device}; a graph "
+                                    "reads openreg memory only (move it to openreg, or use Adam's "
+                                    "capturable=True for step counts)")
+                return None
             in_graph = _graph_memory_view(value)
             if in_graph is not None or index in self.static_input_idxs:
                 static_inputs.append(value if in_graph is None else in_graph)
