@@ -2,7 +2,7 @@
 
 Inductor's own graph support (cudagraph trees) is CUDA's throughout, so
 openreg wraps each compiled graph (AOTAutograd's forward and backward are
-two) in a `GraphReplayer` instead (docs/compile.md, "mode=reduce-overhead").
+two) in a `GraphReplayer` instead (docs/compile.md, `mode="reduce-overhead"`).
 Per input shape it runs the graph once uncaptured (warm-up), then captures
 it into a torch.openreg.Graph in the device's shared memory pool and
 replays that. `register` hooks the three places where Inductor decides
@@ -15,7 +15,6 @@ while holding the GIL (the forward's thread and autograd's device thread).
 """
 
 import collections
-import logging
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
