@@ -7,11 +7,13 @@ artifacts are shared through Inductor's cache outside the clone
 runs load instead of compiling.
 """
 
+import copy
 import importlib.util
 import os
 
 import pytest
 import torch
+from torch import nn
 
 from openreg_testing import run_python, use_shared_inductor_cache
 
@@ -420,6 +422,42 @@ def test_replayer_never_overwrites_an_output_still_referenced_unless_a_step_was_
     (third,) = replayer([torch.full((3,), 4.0, device="openreg")])
     assert third.cpu().tolist() == [5.0] * 3 and kept.cpu().tolist() == [5.0] * 3
     assert stats_since(before) == {"replays": 1}
+
+
+def test_replayer_sees_outputs_kept_through_other_tensors_of_their_memory():
+    # `.detach()` of an output (what autograd stores as `.grad` from a backward
+    # output, or a loss kept for logging) is another tensor on the same memory.
+    from torch_openreg._inductor.graph_replay import GraphReplayer
+
+    replayer = GraphReplayer(boxed(lambda x: [x + 1]), static_input_idxs=(), device_index=0, kind="inference",
+                             mutated_input_idxs=())
+    replayer([torch.zeros(3, device="openreg")])  # warm-up
+    kept = [replayer([torch.zeros(3, device="openreg")])[0].detach()]  # capture and replay
+    before = replay_stats()
+    kept.append(replayer([torch.ones(3, device="openreg")])[0].detach())
+    assert [k.cpu().tolist() for k in kept] == [[1.0] * 3, [2.0] * 3]
+    assert stats_since(before) == {"uncaptured_runs": 1, "kept_outputs": 1}
+
+
+def test_reduce_overhead_gradients_accumulated_over_micro_batches_match_eager():
+    # zero_grad() sets gradients to None; the first micro-batch's backward
+    # output becomes `.grad` (autograd keeps it rather than copying), and the
+    # second backward replay must not overwrite it.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    batches = [torch.randn(4, 8) for _ in range(2)]
+
+    def gradients(module, device):
+        module.zero_grad()
+        for batch in batches:
+            module(batch.to(device)).square().sum().backward()
+        return [p.grad.cpu().clone() for p in module.parameters()]
+
+    compiled = torch.compile(copy.deepcopy(model).openreg(), mode="reduce-overhead")
+    expected = gradients(model, "cpu")
+    for _ in range(3):  # warm-up, capture, replays
+        for got, want in zip(gradients(compiled, "openreg"), expected):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
 def test_replayer_runs_uncaptured_with_a_reason_when_capture_fails_or_shapes_exceed_the_bound():

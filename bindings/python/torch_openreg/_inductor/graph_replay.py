@@ -23,6 +23,7 @@ from torch._inductor import config
 from torch._inductor import cudagraph_utils, output_code
 from torch._inductor.utils import BoxedBool
 
+from torch_openreg.openreg import synchronize
 from torch_openreg.openreg.graphs import Graph, graph, graph_pool_handle, is_current_stream_capturing
 
 perf_hint_log = torch._logging.getArtifactLogger(__name__, "perf_hints")
@@ -80,14 +81,47 @@ class _Capture:
         self.static_inputs = static_inputs
         self.static_outputs = tuple(static_outputs)
         self.copied_input_idxs = copied_input_idxs
-        self.handed_out: List[weakref.ref] = []
+        # One static output per storage, and how many references each storage
+        # had before the last replay handed out aliases of it. Any reference
+        # beyond that is a caller's: the aliases handed out, or tensors made
+        # from them (`.grad` set from a backward output by autograd, a
+        # `loss.detach()` kept for logging), which a tensor-level check would
+        # miss.
+        # Outputs that alias an input read in place (a view of a parameter
+        # saved for the backward) are not this graph's memory: a replay does
+        # not rewrite them. Copied inputs' buffers are: the next call copies
+        # into them.
+        input_memory = {i.untyped_storage().data_ptr() for index, i in enumerate(static_inputs)
+                        if isinstance(i, torch.Tensor) and index not in copied_input_idxs}
+        self.storages = {o.untyped_storage().data_ptr(): o for o in self.static_outputs
+                         if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() not in input_memory}
+        self.baseline: Dict[int, int] = {}
         self.step_mark = _step_mark()
+        _live_captures.add(self)
 
-    def outputs_still_alive(self) -> bool:
-        """Whether an output of the previous replay is still referenced and no new step was marked."""
+    def use_counts(self) -> Dict[int, int]:
+        return {pointer: _storage_use_count(o) for pointer, o in self.storages.items()}
+
+    def outputs_still_alive(self, device_index: int) -> bool:
+        """Whether memory of the previous replay's outputs is still referenced and no new step was marked."""
         if self.step_mark != _step_mark():
             return False
-        return any(ref() is not None for ref in self.handed_out)
+        if not self._referenced_beyond_baseline():
+            return False
+        # Work still queued (or run but not yet reclaimed) on an asynchronous
+        # driver holds its operands too; once the device is idle, what is
+        # left is the caller's.
+        synchronize(device_index)
+        return self._referenced_beyond_baseline()
+
+    def _referenced_beyond_baseline(self) -> bool:
+        return any(count > self.baseline.get(pointer, count) for pointer, count in self.use_counts().items())
+
+    def add_references(self, added: Dict[int, int]) -> None:
+        """Counts references another capture took to these outputs (a backward reading them) as the graph's own."""
+        for pointer, count in added.items():
+            if pointer in self.baseline:
+                self.baseline[pointer] += count
 
     def replay(self, inputs: List[Any], mutated_input_idxs: Tuple[int, ...]) -> List[Any]:
         for index in self.copied_input_idxs:
@@ -102,10 +136,18 @@ class _Capture:
                 given.copy_(static)
         # Fresh aliases each replay: autograd attaches its node to the tensors a
         # graph returns, and the static tensors must stay free of any one call's.
+        self.baseline = self.use_counts()
         outputs = [o.detach() if isinstance(o, torch.Tensor) else o for o in self.static_outputs]
-        self.handed_out = [weakref.ref(o) for o in outputs if isinstance(o, torch.Tensor)]
         self.step_mark = _step_mark()
         return outputs
+
+
+def _storage_use_count(tensor: torch.Tensor) -> int:
+    return torch._C._storage_Use_Count(tensor.untyped_storage()._cdata)
+
+
+# Every capture that may hand out outputs; weak, the replayers own them.
+_live_captures: "weakref.WeakSet[_Capture]" = weakref.WeakSet()
 
 
 class GraphReplayer:
@@ -158,7 +200,7 @@ class GraphReplayer:
             if capture is None:
                 return self._run_uncaptured(inputs)
             self.captures[key] = capture
-        elif capture.outputs_still_alive():
+        elif capture.outputs_still_alive(self.device_index):
             reason = (f"the {self.kind} graph ran uncaptured because an output of its previous replay is still "
                       "referenced and a replay would overwrite it; clone outputs you keep, or call "
                       "torch.compiler.cudagraph_mark_step_begin() before each step")
@@ -195,6 +237,18 @@ class GraphReplayer:
         record_skip(reason)
 
     def _capture(self, inputs: List[Any]) -> Optional[_Capture]:
+        # References this capture keeps to other graphs' outputs (its static
+        # inputs, its recording) stay for its life: they are not a caller's.
+        before = {capture: capture.use_counts() for capture in list(_live_captures)}
+        try:
+            return self._capture_once(inputs)
+        finally:
+            for capture, counts in before.items():
+                now = capture.use_counts()
+                capture.add_references({pointer: now[pointer] - count for pointer, count in counts.items()
+                                        if now[pointer] > count})
+
+    def _capture_once(self, inputs: List[Any]) -> Optional[_Capture]:
         static_inputs: List[Any] = []
         copied = []
         for index, value in enumerate(inputs):
