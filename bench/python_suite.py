@@ -56,8 +56,12 @@ def compiled_rows(calls, repeats):
         return lambda n: seconds_per_call(step, n)
 
     compiled_step = compiled_training_step("openreg")
-    yield compare("compiled", "train step vs eager openreg", compiled_step,
-                  in_process(compiled_training_step("openreg", compiled=False)), "openreg eager", calls(50), repeats)
+    eager_step = in_process(compiled_training_step("openreg", compiled=False))
+    yield compare("compiled", "train step vs eager openreg", compiled_step, eager_step, "openreg eager", calls(50),
+                  repeats)
+    yield compare("compiled", "train step, reduce-overhead (graph replay) vs eager openreg",
+                  compiled_training_step("openreg", mode="reduce-overhead"), eager_step, "openreg eager", calls(50),
+                  repeats)
     yield compare("compiled", "train step vs compiled CPU", compiled_step,
                   in_process(compiled_training_step("cpu")), "CPU compiled", calls(50), repeats)
     yield compare("compiled", "transformer block fwd+bwd vs compiled CPU", compiled_transformer_block("openreg"),

@@ -7,11 +7,13 @@ artifacts are shared through Inductor's cache outside the clone
 runs load instead of compiling.
 """
 
+import copy
 import importlib.util
 import os
 
 import pytest
 import torch
+from torch import nn
 
 from openreg_testing import run_python, use_shared_inductor_cache
 
@@ -288,3 +290,241 @@ def test_compiled_kernels_are_captured_into_a_graph_and_replayed():
         x.copy_(new_x)
         graph.replay()
         torch.testing.assert_close(out.cpu(), f(new_x, y.cpu()))
+
+
+# mode="reduce-overhead": compiled graphs replay openreg graphs (graph_replay.py).
+
+
+def replay_stats():
+    from torch_openreg._inductor import graph_replay
+
+    return dict(graph_replay.stats)
+
+
+def stats_since(before):
+    now = replay_stats()
+    changes = {key: now.get(key, 0) - before.get(key, 0) for key in set(now) | set(before)}
+    return {key: change for key, change in changes.items() if change}
+
+
+def test_reduce_overhead_training_replays_graphs_and_matches_eager():
+    # Adam with capturable=True keeps its step counts on the device, so the
+    # optimizer step is captured too: every later step is three replays
+    # (forward, backward, optimizer) and nothing runs uncaptured.
+    train = load_example("train")
+    features, labels = train.make_dataset(num_samples=256)
+    batches = [(features[i * 64:(i + 1) * 64], labels[i * 64:(i + 1) * 64]) for i in range(4)]
+
+    def run(compiled: bool, steps: int):
+        model = train.build_model().openreg()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
+        if compiled:
+            model = torch.compile(model, mode="reduce-overhead")
+            optimizer.step = torch.compile(optimizer.step, mode="reduce-overhead")
+        losses = []
+        for step in range(steps):
+            x, y = batches[step % len(batches)]
+            losses.append(train.train_step(model, optimizer, x.openreg(), y.openreg()))
+            if step == 1:
+                before = replay_stats()
+        return torch.stack(losses).cpu(), [p.detach().cpu() for p in model.parameters()], stats_since(before)
+
+    compiled_losses, compiled_parameters, counts = run(compiled=True, steps=6)
+    assert metrics.generated_kernel_count > 0
+    # Steps 0 and 1 warmed up and captured; steps 2-5 only replayed.
+    assert counts.get("replays") == 3 * 4 and counts.get("uncaptured_runs", 0) == 0, counts
+    eager_losses, eager_parameters, _ = run(compiled=False, steps=6)
+    torch.testing.assert_close(compiled_losses, eager_losses, rtol=1e-4, atol=1e-5)
+    for compiled_parameter, eager_parameter in zip(compiled_parameters, eager_parameters):
+        torch.testing.assert_close(compiled_parameter, eager_parameter, rtol=1e-4, atol=1e-5)
+
+
+def test_reduce_overhead_recaptures_per_shape_and_skips_cpu_inputs_with_a_reason():
+    def f(x):
+        return (x.sin() * 2 + 1).relu().sum(dim=1)
+
+    compiled = torch.compile(f, mode="reduce-overhead", dynamic=True)
+    before = replay_stats()
+    for rows in (6, 6, 6, 10, 10, 10):
+        x = torch.randn(rows, 4)
+        torch.testing.assert_close(compiled(x.openreg()).cpu(), f(x))
+    # One dynamic graph; per shape a warm-up, a capture, a replay.
+    assert stats_since(before) == {"uncaptured_runs": 2, "captures": 2, "replays": 4}
+
+    # A CPU tensor in the graph: Inductor's skip counter and openreg's reason.
+    counters = torch._dynamo.utils.counters
+    skips = counters["inductor"]["cudagraph_skips"]
+    before = replay_stats()
+
+    def g(x, scale):
+        return x * scale.openreg() + scale.openreg()
+
+    scale = torch.tensor(3.0)
+    x = torch.randn(8)
+    compiled_g = torch.compile(g, mode="reduce-overhead")
+    for _ in range(3):
+        torch.testing.assert_close(compiled_g(x.openreg(), scale).cpu(), x * scale + scale)
+    assert counters["inductor"]["cudagraph_skips"] > skips
+    assert stats_since(before).get("replays", 0) == 0
+    from torch_openreg._inductor import graph_replay
+
+    assert any("CPU tensors in an openreg graph" in reason for reason in graph_replay.skip_reasons)
+
+
+def boxed(function):
+    """A callable with a compiled graph's boxed convention: one list of inputs, cleared by the call."""
+    def call(inputs):
+        arguments = list(inputs)
+        inputs.clear()
+        return function(*arguments)
+
+    return call
+
+
+def test_replayer_copies_inputs_keeps_static_ones_and_hands_out_fresh_aliases():
+    from torch_openreg._inductor.graph_replay import GraphReplayer
+
+    weight = torch.ones(4, device="openreg")
+    replayer = GraphReplayer(boxed(lambda w, x: [x * w + 1]), static_input_idxs=[0], device_index=0,
+                             kind="forward", mutated_input_idxs=())
+    before = replay_stats()
+    outputs = []
+    for value in range(4):
+        (out,) = replayer([weight, torch.full((4,), float(value), device="openreg")])
+        outputs.append(out.cpu())
+        del out
+    assert [o.tolist() for o in outputs] == [[v + 1.0] * 4 for v in range(4)]
+    assert stats_since(before) == {"uncaptured_runs": 1, "captures": 1, "replays": 3}
+    # The static input is read in place: changing it changes the next replay.
+    weight.fill_(2.0)
+    (out,) = replayer([weight, torch.full((4,), 5.0, device="openreg")])
+    assert out.cpu().tolist() == [11.0] * 4
+
+
+def test_replayer_never_overwrites_an_output_still_referenced_unless_a_step_was_marked():
+    from torch_openreg._inductor import graph_replay
+    from torch_openreg._inductor.graph_replay import GraphReplayer
+
+    replayer = GraphReplayer(boxed(lambda x: [x + 1]), static_input_idxs=(), device_index=0, kind="inference",
+                             mutated_input_idxs=())
+    replayer([torch.zeros(3, device="openreg")])  # warm-up
+    (kept,) = replayer([torch.zeros(3, device="openreg")])  # capture and replay
+    before = replay_stats()
+    (second,) = replayer([torch.ones(3, device="openreg")])
+    # `kept` is still referenced: the call ran uncaptured and said why.
+    assert kept.cpu().tolist() == [1.0] * 3 and second.cpu().tolist() == [2.0] * 3
+    assert stats_since(before) == {"uncaptured_runs": 1, "kept_outputs": 1}
+    assert "still referenced" in graph_replay.skip_reasons[-1]
+    # After torch.compiler.cudagraph_mark_step_begin() the caller is done with
+    # earlier outputs, as with cudagraph trees: the replay overwrites them.
+    torch.compiler.cudagraph_mark_step_begin()
+    before = replay_stats()
+    (third,) = replayer([torch.full((3,), 4.0, device="openreg")])
+    assert third.cpu().tolist() == [5.0] * 3 and kept.cpu().tolist() == [5.0] * 3
+    assert stats_since(before) == {"replays": 1}
+
+
+def test_replayer_sees_outputs_kept_through_other_tensors_of_their_memory():
+    # `.detach()` of an output (what autograd stores as `.grad` from a backward
+    # output, or a loss kept for logging) is another tensor on the same memory.
+    from torch_openreg._inductor.graph_replay import GraphReplayer
+
+    replayer = GraphReplayer(boxed(lambda x: [x + 1]), static_input_idxs=(), device_index=0, kind="inference",
+                             mutated_input_idxs=())
+    replayer([torch.zeros(3, device="openreg")])  # warm-up
+    kept = [replayer([torch.zeros(3, device="openreg")])[0].detach()]  # capture and replay
+    before = replay_stats()
+    kept.append(replayer([torch.ones(3, device="openreg")])[0].detach())
+    assert [k.cpu().tolist() for k in kept] == [[1.0] * 3, [2.0] * 3]
+    assert stats_since(before) == {"uncaptured_runs": 1, "kept_outputs": 1}
+
+
+def test_reduce_overhead_gradients_accumulated_over_micro_batches_match_eager():
+    # zero_grad() sets gradients to None; the first micro-batch's backward
+    # output becomes `.grad` (autograd keeps it rather than copying), and the
+    # second backward replay must not overwrite it.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    batches = [torch.randn(4, 8) for _ in range(2)]
+
+    def gradients(module, device):
+        module.zero_grad()
+        for batch in batches:
+            module(batch.to(device)).square().sum().backward()
+        return [p.grad.cpu().clone() for p in module.parameters()]
+
+    compiled = torch.compile(copy.deepcopy(model).openreg(), mode="reduce-overhead")
+    expected = gradients(model, "cpu")
+    for _ in range(3):  # warm-up, capture, replays
+        for got, want in zip(gradients(compiled, "openreg"), expected):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_replayer_runs_uncaptured_with_a_reason_when_capture_fails_or_shapes_exceed_the_bound():
+    from torch_openreg._inductor import graph_replay
+    from torch_openreg._inductor.graph_replay import GraphReplayer
+
+    def reads_the_host(x):
+        # .item() waits for device work, which a capture forbids.
+        return [x * x.sum().item()]
+
+    replayer = GraphReplayer(boxed(reads_the_host), (), 0, "forward", ())
+    for value in (1.0, 2.0, 3.0):
+        (out,) = replayer([torch.full((2,), value, device="openreg")])
+        assert out.cpu().tolist() == [value * 2 * value] * 2
+    assert "capturing the forward graph failed" in replayer.uncaptured_reason
+    assert "not allowed while" in graph_replay.skip_reasons[-1]
+    assert replayer.captures == {}
+
+    # A CPU tensor input cannot be static graph memory.
+    cpu_input = GraphReplayer(boxed(lambda x, s: [x * s]), (), 0, "forward", ())
+    for _ in range(2):
+        (out,) = cpu_input([torch.ones(2, device="openreg"), torch.tensor(2.0)])
+        assert out.cpu().tolist() == [2.0, 2.0]
+    assert "input 1 of the forward graph is on cpu" in cpu_input.uncaptured_reason
+
+    # Beyond the bound on shapes, new shapes run uncaptured.
+    import torch._inductor.config as inductor_config
+
+    with inductor_config.patch({"triton.cudagraph_dynamic_shape_warn_limit": 2}):
+        shapes = GraphReplayer(boxed(lambda x: [x * 3]), (), 0, "forward", ())
+        for size in (1, 1, 2, 2, 3, 3):
+            (out,) = shapes([torch.ones(size, device="openreg")])
+            assert out.cpu().tolist() == [3.0] * size
+        assert len(shapes.captures) == 2
+        assert "more than 2 input shapes" in graph_replay.skip_reasons[-1]
+
+
+@pytest.mark.skipif(os.environ.get("OPENREG_DRIVER") != "threaded_sim", reason="threaded_sim's adversarial mode")
+def test_reduce_overhead_training_matches_eager_under_adversarial_delays():
+    # Random delays before every queued item: a replay that ran before the
+    # copy of its batch into the static input, or a copy that overwrote a
+    # static input the previous replay still read, would change the losses.
+    result = run_python(
+        """
+        import importlib.util, torch
+        from torch_openreg._inductor import graph_replay
+        spec = importlib.util.spec_from_file_location("train", "examples/train.py")
+        train = importlib.util.module_from_spec(spec); spec.loader.exec_module(train)
+        features, labels = train.make_dataset(num_samples=256)
+
+        def run(compiled):
+            model = train.build_model().openreg()
+            optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
+            if compiled:
+                model = torch.compile(model, mode="reduce-overhead")
+                optimizer.step = torch.compile(optimizer.step, mode="reduce-overhead")
+            return torch.stack([train.train_step(model, optimizer, features[i % 4 * 64:][:64].openreg(),
+                                                 labels[i % 4 * 64:][:64].openreg()) for i in range(6)]).cpu()
+
+        torch.testing.assert_close(run(True), run(False), rtol=1e-4, atol=1e-5)
+        print("same, replays:", graph_replay.stats["replays"])
+        """,
+        env={"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=11"},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    # Step 1 captures and replays the forward and backward (the optimizer's
+    # gradients then live at new addresses, so it warms up again); steps 2-5
+    # are three replays each.
+    assert "same, replays: 14" in result.stdout, result.stdout

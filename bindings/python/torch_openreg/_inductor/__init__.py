@@ -25,6 +25,7 @@ def register_inductor() -> None:
     generation for "openreg"."""
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
+    from torch_openreg._inductor import graph_replay
     from torch_openreg._inductor.cache_key import OpenRegCodegenKey
     from torch_openreg._inductor.device_op_overrides import OpenRegDeviceOpOverrides
     from torch_openreg._inductor.scheduling import OpenRegScheduling
@@ -39,6 +40,8 @@ def register_inductor() -> None:
     register_backend_for_device(
         "openreg", OpenRegScheduling, OpenRegPythonWrapperCodegen, device_custom_pass=OpenRegCodegenKey()
     )
+    # mode="reduce-overhead": compiled graphs replay torch.openreg.Graphs.
+    graph_replay.register()
 
 
 def _turn_off_simd_only_fusion_passes() -> None:
