@@ -238,15 +238,16 @@ bool CpuShapesDifferFromMeta(const c10::OperatorName& name) {
          name.name == "aten::multilabel_margin_loss_forward";
 }
 
-// In float16 and bfloat16, native_layer_norm's and _batch_norm_with_update's
-// meta kernels give the saved statistics in float (what CUDA returns), but
-// their CPU kernels return them in the input's dtype; the kernel would then
-// reject the float results handed to it. Their results are taken from the
-// kernel too.
+// In float16 and bfloat16, native_layer_norm's, _batch_norm_with_update's and
+// _native_batch_norm_legit's meta kernels give the saved statistics in float
+// (what CUDA returns), but their CPU kernels return them in the input's dtype;
+// the kernel would then reject the float results handed to it. Their results
+// are taken from the kernel too.
 bool CpuDtypesDifferFromMeta(const c10::OperatorName& name,
                              c10::ArrayRef<c10::IValue> arguments) {
   if (name.name != "aten::native_layer_norm" &&
-      name.name != "aten::_batch_norm_with_update") {
+      name.name != "aten::_batch_norm_with_update" &&
+      name.name != "aten::_native_batch_norm_legit") {
     return false;
   }
   if (arguments.empty() || !arguments[0].isTensor()) return false;

@@ -5,6 +5,7 @@ identity, lazy conjugate/negative bits, views made by the fallback, and out=
 kernels that use their output as scratch space.
 """
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -139,3 +140,15 @@ def test_ops_with_a_composite_for_other_devices_run_the_cpu_kernels_exactly():
             results.append((out, *torch.autograd.grad(out, leaves, cotangent.to(device))))
         for got, want in zip(results[1], results[0]):
             assert_same(got, want, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_batch_norm_statistics_in_half_precision_have_the_cpu_kernel_dtype(dtype):
+    # The meta kernel gives the saved statistics in float, the CPU kernel in the input's dtype.
+    x = torch.randn(4, 3).to(dtype)
+    weight, bias = torch.ones(3, dtype=dtype), torch.zeros(3, dtype=dtype)
+    expected = torch.ops.aten._native_batch_norm_legit(x, weight, bias, True, 0.1, 1e-5)
+    result = torch.ops.aten._native_batch_norm_legit(x.to("openreg"), weight.to("openreg"), bias.to("openreg"), True, 0.1, 1e-5)
+    for got, want in zip(result, expected):
+        assert got.dtype == want.dtype
+        assert_same(got, want)
