@@ -152,3 +152,18 @@ def test_batch_norm_statistics_in_half_precision_have_the_cpu_kernel_dtype(dtype
     for got, want in zip(result, expected):
         assert got.dtype == want.dtype
         assert_same(got, want)
+
+
+def test_out_kernel_that_flips_the_conjugate_bit_of_its_output():
+    # linalg_lu_solve with left=False solves the conjugate-transposed system
+    # and flips its output's conjugate bit instead of conjugating the values.
+    torch.manual_seed(0)
+    lu, pivots = torch.linalg.lu_factor(torch.randn(3, 3, dtype=torch.complex64))
+    b = torch.randn(2, 3, dtype=torch.complex64)
+    expected = torch.linalg.lu_solve(lu, pivots, b, left=False)
+    on_device = [t.to("openreg") for t in (lu, pivots, b)]
+    assert_same(torch.linalg.lu_solve(*on_device, left=False), expected)
+    out = torch.empty(2, 3, dtype=torch.complex64, device="openreg")
+    torch.linalg.lu_solve(*on_device, left=False, out=out)
+    assert_same(out, expected)
+
