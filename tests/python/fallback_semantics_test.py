@@ -167,3 +167,14 @@ def test_out_kernel_that_flips_the_conjugate_bit_of_its_output():
     torch.linalg.lu_solve(*on_device, left=False, out=out)
     assert_same(out, expected)
 
+
+def test_composite_out_variant_that_rejects_other_devices_runs_on_the_cpu():
+    # mode.values has only a composite kernel, which accepts CPU, CUDA and XPU tensors.
+    x = torch.tensor([[1.0, 2.0, 2.0], [3.0, 3.0, 1.0]])
+    values = torch.empty(2, device="openreg")
+    indices = torch.empty(2, dtype=torch.long, device="openreg")
+    torch.mode(x.to("openreg"), 1, out=(values, indices))
+    expected = torch.mode(x, 1)
+    assert_same(values, expected.values)
+    assert_same(indices, expected.indices)
+
