@@ -227,14 +227,16 @@ SpecCache& Cache() {
 
 // Ops whose CPU kernel returns other shapes than their meta kernel for some
 // arguments: _embedding_bag's bookkeeping outputs depend on the mode,
-// native_batch_norm returns empty saved statistics in evaluation mode, and
-// multilabel_margin_loss_forward's meta kernel gives an unreduced loss of a
-// single (1-D) sample shape [1] where the CPU's is a scalar. Their results
-// are taken from the kernel itself, after it ran.
+// native_batch_norm and _native_batch_norm_legit return empty saved
+// statistics in evaluation mode, and multilabel_margin_loss_forward's meta
+// kernel gives an unreduced loss of a single (1-D) sample shape [1] where the
+// CPU's is a scalar. Their results are taken from the kernel itself, after it
+// ran.
 bool CpuShapesDifferFromMeta(const c10::OperatorName& name) {
   return name.name == "aten::_embedding_bag" ||
          name.name == "aten::_embedding_bag_forward_only" ||
          name.name == "aten::native_batch_norm" ||
+         name.name == "aten::_native_batch_norm_legit" ||
          name.name == "aten::multilabel_margin_loss_forward";
 }
 
