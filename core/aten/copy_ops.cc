@@ -177,10 +177,15 @@ void CopyDeviceToDevice(const at::Tensor& src, const at::Tensor& dst) {
 
 }  // namespace
 
-at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst,
+at::Tensor CopyFrom(const at::Tensor& source, const at::Tensor& dst,
                     bool non_blocking) {
-  TORCH_CHECK(self.sizes() == dst.sizes(), "copy: expected source of shape ",
-              dst.sizes(), " to match destination, got ", self.sizes());
+  // copy_ broadcasts the source to the destination's shape (linalg's
+  // matrix_power(A, 0) copies one identity matrix into a batch).
+  TORCH_CHECK(at::is_expandable_to(source.sizes(), dst.sizes()),
+              "copy: expected a source that broadcasts to the destination's "
+              "shape ",
+              dst.sizes(), ", got one of shape ", source.sizes());
+  const at::Tensor self = source.expand(dst.sizes());
   if (dst.numel() == 0) return dst;
   if (IsOpenReg(self) && IsOpenReg(dst)) {
     CopyDeviceToDevice(self, dst);

@@ -54,29 +54,37 @@ struct KernelLaunch {
   std::vector<at::Tensor> copy_results_into;
 };
 
-// Where a written argument's alias is before its kernel runs.
+// Where a written argument's alias is before its kernel runs, and how its
+// memory is read: the lazy conjugate and negative bits it shares with the
+// openreg tensor.
 struct Placement {
   void* data;
   size_t nbytes;
   c10::DimVector sizes;
   c10::DimVector strides;
   int64_t storage_offset;
+  bool conj;
+  bool neg;
 
   explicit Placement(const at::Tensor& alias)
       : data(alias.storage().mutable_data()),
         nbytes(alias.storage().nbytes()),
         sizes(alias.sizes().begin(), alias.sizes().end()),
         strides(alias.strides().begin(), alias.strides().end()),
-        storage_offset(alias.storage_offset()) {}
+        storage_offset(alias.storage_offset()),
+        conj(alias.is_conj()),
+        neg(alias.is_neg()) {}
 
   bool Holds(const at::Tensor& alias) const {
     return alias.storage().data() == data && alias.sizes() == sizes &&
            alias.strides() == strides &&
-           alias.storage_offset() == storage_offset;
+           alias.storage_offset() == storage_offset &&
+           alias.is_conj() == conj && alias.is_neg() == neg;
   }
 
-  // A CPU tensor over this memory and geometry, in a storage of its own: it
-  // keeps pointing at that memory after a kernel moved the alias's storage.
+  // A CPU tensor over this memory, geometry and bits, in a storage of its
+  // own: it keeps pointing at that memory after a kernel moved the alias's
+  // storage.
   at::Tensor Tensor(const caffe2::TypeMeta dtype) const {
     c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes,
                          c10::DataPtr(data, c10::Device(c10::DeviceType::CPU)),
@@ -85,6 +93,8 @@ struct Placement {
         std::move(storage), kCpuKeys, dtype);
     fixed.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides,
                                                        storage_offset);
+    fixed._set_conj(conj);
+    fixed._set_neg(neg);
     return fixed;
   }
 };
@@ -112,13 +122,16 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
   // Some out= kernels give their output another layout (max_unpool2d
   // restrides it to the input's memory format) or use it as scratch space of
   // another shape, which moves it to new memory, before writing the result
-  // (huber_loss with a reduction). The caller already holds the result with
-  // its planned layout and place: copy it there.
+  // (huber_loss with a reduction), or flip its conjugate bit instead of
+  // conjugating the values (linalg_lu_solve with left=False). The caller
+  // already holds the result with its planned layout, place and bits: copy
+  // it there.
   for (size_t i = 0; i < launch.written.size(); ++i) {
     const at::Tensor& written = launch.written[i];
-    if (placements[i].Holds(written)) continue;
-    const at::Tensor planned = placements[i].Tensor(written.dtype());
-    const bool moved = written.storage().data() != placements[i].data;
+    const Placement& placement = placements[i];
+    if (placement.Holds(written)) continue;
+    const at::Tensor planned = placement.Tensor(written.dtype());
+    const bool moved = written.storage().data() != placement.data;
     TORCH_CHECK(written.sizes() == planned.sizes(),
                 "openreg internal error: ", *launch.op_name,
                 " changed the shape of a written argument from ",
@@ -126,6 +139,9 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
                 " although its shape was known before it ran");
     // In place, the values must leave the memory they are copied into first.
     planned.copy_(moved ? written : written.clone());
+    // A graph replays the kernel on this alias: it must start as planned.
+    written._set_conj(placement.conj);
+    written._set_neg(placement.neg);
   }
   if (launch.copy_results_into.empty()) return;
   size_t next = 0;

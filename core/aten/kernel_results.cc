@@ -100,6 +100,10 @@ void KernelResults::SyncWritten(const at::Tensor& original,
     original.unsafeGetTensorImpl()->set_sizes_and_strides(
         alias.sizes(), alias.strides(), alias.storage_offset());
   }
+  // Kernels may flip these bits instead of conjugating or negating the values
+  // (linalg_lu_solve with left=False): they say how the memory is read.
+  original._set_conj(alias.is_conj());
+  original._set_neg(alias.is_neg());
 }
 
 }  // namespace openreg

@@ -227,26 +227,29 @@ SpecCache& Cache() {
 
 // Ops whose CPU kernel returns other shapes than their meta kernel for some
 // arguments: _embedding_bag's bookkeeping outputs depend on the mode,
-// native_batch_norm returns empty saved statistics in evaluation mode, and
-// multilabel_margin_loss_forward's meta kernel gives an unreduced loss of a
-// single (1-D) sample shape [1] where the CPU's is a scalar. Their results
-// are taken from the kernel itself, after it ran.
+// native_batch_norm and _native_batch_norm_legit return empty saved
+// statistics in evaluation mode, and multilabel_margin_loss_forward's meta
+// kernel gives an unreduced loss of a single (1-D) sample shape [1] where the
+// CPU's is a scalar. Their results are taken from the kernel itself, after it
+// ran.
 bool CpuShapesDifferFromMeta(const c10::OperatorName& name) {
   return name.name == "aten::_embedding_bag" ||
          name.name == "aten::_embedding_bag_forward_only" ||
          name.name == "aten::native_batch_norm" ||
+         name.name == "aten::_native_batch_norm_legit" ||
          name.name == "aten::multilabel_margin_loss_forward";
 }
 
-// In float16 and bfloat16, native_layer_norm's and _batch_norm_with_update's
-// meta kernels give the saved statistics in float (what CUDA returns), but
-// their CPU kernels return them in the input's dtype; the kernel would then
-// reject the float results handed to it. Their results are taken from the
-// kernel too.
+// In float16 and bfloat16, native_layer_norm's, _batch_norm_with_update's and
+// _native_batch_norm_legit's meta kernels give the saved statistics in float
+// (what CUDA returns), but their CPU kernels return them in the input's dtype;
+// the kernel would then reject the float results handed to it. Their results
+// are taken from the kernel too.
 bool CpuDtypesDifferFromMeta(const c10::OperatorName& name,
                              c10::ArrayRef<c10::IValue> arguments) {
   if (name.name != "aten::native_layer_norm" &&
-      name.name != "aten::_batch_norm_with_update") {
+      name.name != "aten::_batch_norm_with_update" &&
+      name.name != "aten::_native_batch_norm_legit") {
     return false;
   }
   if (arguments.empty() || !arguments[0].isTensor()) return false;

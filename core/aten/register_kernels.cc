@@ -161,14 +161,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
-// conj_physical_ has no CPU kernel, only a CompositeExplicitAutograd one
-// that runs conj_physical's DispatchStub for the tensor's device, which has
-// no openreg entry ("DispatchStub: missing kernel", e.g. from svd's out=
-// variant in complex dtypes). The CPU fallback runs that composite on the
-// CPU, where the stub has its kernel.
+// Ops with no CPU kernel, only a CompositeExplicitAutograd one that works on
+// the CPU but not on openreg, run that composite on the CPU: conj_physical_'s
+// runs conj_physical's DispatchStub for the tensor's device, which has no
+// openreg entry ("DispatchStub: missing kernel", e.g. from svd's out= variant
+// in complex dtypes); mode.values' (torch.mode with out=) accepts only CPU,
+// CUDA and XPU tensors.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("conj_physical_",
-         torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+  for (const char* op : {"conj_physical_", "mode.values"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+  }
 }
 
 // Ops with a CPU kernel and a CompositeExplicitAutograd kernel (which ATen

@@ -5,6 +5,7 @@ identity, lazy conjugate/negative bits, views made by the fallback, and out=
 kernels that use their output as scratch space.
 """
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -112,10 +113,11 @@ def test_unreduced_multilabel_margin_loss_of_one_sample_is_a_scalar_as_on_cpu():
 
 def test_batch_norm_in_evaluation_mode_returns_the_cpu_kernel_shapes():
     x, mean, var = torch.randn(4, 3), torch.randn(3), torch.rand(3) + 0.5
-    expected = torch.native_batch_norm(x, None, None, mean, var, False, 0.1, 1e-5)
-    result = torch.native_batch_norm(x.to("openreg"), None, None, mean.to("openreg"), var.to("openreg"), False, 0.1, 1e-5)
-    for got, want in zip(result, expected):
-        assert_same(got, want)
+    for batch_norm in (torch.native_batch_norm, torch.ops.aten._native_batch_norm_legit):
+        expected = batch_norm(x, None, None, mean, var, False, 0.1, 1e-5)
+        result = batch_norm(x.to("openreg"), None, None, mean.to("openreg"), var.to("openreg"), False, 0.1, 1e-5)
+        for got, want in zip(result, expected):
+            assert_same(got, want)
 
 
 def test_ops_with_a_composite_for_other_devices_run_the_cpu_kernels_exactly():
@@ -139,3 +141,41 @@ def test_ops_with_a_composite_for_other_devices_run_the_cpu_kernels_exactly():
             results.append((out, *torch.autograd.grad(out, leaves, cotangent.to(device))))
         for got, want in zip(results[1], results[0]):
             assert_same(got, want, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_batch_norm_statistics_in_half_precision_have_the_cpu_kernel_dtype(dtype):
+    # The meta kernel gives the saved statistics in float, the CPU kernel in the input's dtype.
+    x = torch.randn(4, 3).to(dtype)
+    weight, bias = torch.ones(3, dtype=dtype), torch.zeros(3, dtype=dtype)
+    expected = torch.ops.aten._native_batch_norm_legit(x, weight, bias, True, 0.1, 1e-5)
+    result = torch.ops.aten._native_batch_norm_legit(x.to("openreg"), weight.to("openreg"), bias.to("openreg"), True, 0.1, 1e-5)
+    for got, want in zip(result, expected):
+        assert got.dtype == want.dtype
+        assert_same(got, want)
+
+
+def test_out_kernel_that_flips_the_conjugate_bit_of_its_output():
+    # linalg_lu_solve with left=False solves the conjugate-transposed system
+    # and flips its output's conjugate bit instead of conjugating the values.
+    torch.manual_seed(0)
+    lu, pivots = torch.linalg.lu_factor(torch.randn(3, 3, dtype=torch.complex64))
+    b = torch.randn(2, 3, dtype=torch.complex64)
+    expected = torch.linalg.lu_solve(lu, pivots, b, left=False)
+    on_device = [t.to("openreg") for t in (lu, pivots, b)]
+    assert_same(torch.linalg.lu_solve(*on_device, left=False), expected)
+    out = torch.empty(2, 3, dtype=torch.complex64, device="openreg")
+    torch.linalg.lu_solve(*on_device, left=False, out=out)
+    assert_same(out, expected)
+
+
+def test_composite_out_variant_that_rejects_other_devices_runs_on_the_cpu():
+    # mode.values has only a composite kernel, which accepts CPU, CUDA and XPU tensors.
+    x = torch.tensor([[1.0, 2.0, 2.0], [3.0, 3.0, 1.0]])
+    values = torch.empty(2, device="openreg")
+    indices = torch.empty(2, dtype=torch.long, device="openreg")
+    torch.mode(x.to("openreg"), 1, out=(values, indices))
+    expected = torch.mode(x, 1)
+    assert_same(values, expected.values)
+    assert_same(indices, expected.indices)
+

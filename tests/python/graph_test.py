@@ -61,6 +61,21 @@ def test_replays_of_kernels_that_move_their_output_write_the_captured_result():
             new_pooled.contiguous(memory_format=torch.channels_last), indices, 2))
 
 
+
+def test_replays_of_kernels_that_flip_the_conjugate_bit_of_their_output_write_the_values():
+    # linalg_lu_solve with left=False conjugates its result by flipping the
+    # CPU alias's conjugate bit: every replay must start from the planned bit.
+    torch.manual_seed(0)
+    lu, pivots = torch.linalg.lu_factor(torch.randn(3, 3, dtype=torch.complex64))
+    static_lu, static_pivots = lu.to("openreg"), pivots.to("openreg")
+    static_b = torch.randn(2, 3, dtype=torch.complex64, device="openreg")
+    graph, solution = capture(lambda: torch.linalg.lu_solve(static_lu, static_pivots, static_b, left=False))
+    for seed in range(3):
+        new_b = torch.randn(2, 3, dtype=torch.complex64, generator=torch.Generator().manual_seed(seed))
+        static_b.copy_(new_b)
+        graph.replay()
+        torch.testing.assert_close(solution.cpu(), torch.linalg.lu_solve(lu, pivots, new_b, left=False))
+
 def test_capture_records_instead_of_running():
     x = torch.zeros(4, device="openreg")
     graph = torch.openreg.Graph()

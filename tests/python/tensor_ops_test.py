@@ -198,6 +198,21 @@ def test_cross_device_copy():
     assert on_one.device.index == 1
 
 
+def test_copy_broadcasts_the_source_as_on_cpu():
+    row = torch.arange(3.0)
+    for source in (row, row.to("openreg"), row.to("openreg:1")):
+        for target_device in ("openreg", "cpu"):
+            if source.device.type == "cpu" and target_device == "cpu":
+                continue
+            target = torch.zeros(2, 3, device=target_device)
+            target.copy_(source)
+            torch.testing.assert_close(target.cpu(), row.expand(2, 3))
+    with pytest.raises(RuntimeError, match=r"broadcasts to the destination's shape \[2, 3\], got one of shape \[2\]"):
+        torch.zeros(2, 3, device="openreg").copy_(torch.ones(2))
+    with pytest.raises(RuntimeError, match=r"broadcasts to the destination's shape \[3\], got one of shape \[2, 3\]"):
+        torch.zeros(3).copy_(torch.ones(2, 3, device="openreg"))
+
+
 def test_mixing_devices_is_an_error():
     with pytest.raises(RuntimeError, match="same device"):
         torch.ones(3, device="openreg:0") + torch.ones(3, device="openreg:1")

@@ -150,6 +150,15 @@ def percent(part: int, whole: int, digits: int = 1) -> str:
     return f"{100.0 * part / whole:.{digits}f}%" if whole else "n/a"
 
 
+# What the two rates of totals_table count, for the text above each table.
+RATES_NOTE = [
+    "*pass rate* is passed / samples. *of compared* leaves out the skipped samples, those whose CPU result is",
+    "no reference (the OpInfo or ModuleInfo skips its CPU comparison: uninitialized memory, random numbers;",
+    "or the CPU's own result changes with the seed): passed / (passed + failed). A sample where the CPU raises",
+    "(for instance it has no kernel for the dtype) passes when openreg raises too, and fails when it does not.",
+]
+
+
 def test_name_of(op_full_name: str, dtype: str) -> str:
     return "test_samples_" + op_full_name.replace(".", "_") + "_openreg_" + dtype
 
@@ -206,7 +215,7 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         "",
         "## Totals",
         "",
-    ]
+    ] + RATES_NOTE + [""]
     lines += totals_table(runs, expectations.DTYPES, "OpInfos")
     lines += [
         "",
@@ -313,16 +322,18 @@ def write_part(path: str, suite: str, lines: List[str]) -> None:
 
 def totals_table(runs: List[DriverRun], dtypes: Tuple[str, ...], what: str, digits: int = 1) -> List[str]:
     lines = [
-        f"| driver | dtype | {what} run | samples | passed | failed | skipped | pass rate |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| driver | dtype | {what} run | samples | passed | failed | skipped | pass rate | of compared |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for run in runs:
         for dtype in list(dtypes) + [None]:
             total = run.totals(dtype)
             samples = sum(total.values())
+            compared = total["passed"] + total["failed"]
             lines.append(
                 f"| {run.driver} | {dtype or '**all**'} | {len(run.keys_of(dtype))} | {samples} | {total['passed']} | "
-                f"{total['failed']} | {total['skipped']} | {percent(total['passed'], samples, digits)} |"
+                f"{total['failed']} | {total['skipped']} | {percent(total['passed'], samples, digits)} | "
+                f"{percent(total['passed'], compared, digits)} |"
             )
     return lines
 
@@ -353,7 +364,7 @@ def write_module_section(runs: List[DriverRun], path: str) -> None:
         "",
         "### Totals",
         "",
-    ]
+    ] + RATES_NOTE + [""]
     # Two decimals: the target (99%) is met by far, and one failure in thousands must not read 100.0%.
     lines += totals_table(runs, ("float32", "float64"), "ModuleInfos", digits=2)
     lines += ["", "Shard run times:", ""]
@@ -401,7 +412,7 @@ def write_extra_dtypes_section(runs: List[DriverRun], ci_runs: List[DriverRun], 
         "",
         "### Totals (full run)",
         "",
-    ]
+    ] + RATES_NOTE + [""]
     lines += totals_table(runs, expectations.EXTRA_DTYPES, "OpInfos", digits=2)
     without_full_run = [driver for driver in DRIVERS if driver not in {run.driver for run in runs}]
     if without_full_run:
