@@ -140,12 +140,39 @@ def stream_overlap(repeats):
             "reference_name": "one stream", "openreg": two, "reference": one}
 
 
+PROFILING_ROW = "tiny op a + a, profiling with device activity"
+
+
+def profiling_overhead(calls, repeats):
+    """A tiny op while torch.profiler records device activity, against CPU-only profiling (docs/profiling.md)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    a = torch.randn(16, device="openreg")
+
+    def tiny():
+        a + a
+
+    def profiled(activities):
+        with profile(activities=activities):
+            seconds = seconds_per_call(tiny, calls)
+            torch.openreg.synchronize()
+        return seconds
+
+    samples = {"openreg": [], "reference": []}
+    for _ in range(repeats):
+        samples["reference"].append(profiled([ProfilerActivity.CPU]))
+        samples["openreg"].append(profiled([ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]))
+    return {"group": "profiler", "name": PROFILING_ROW, "kind": "time",
+            "reference_name": "CPU-only profiling", **samples}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
     parser.add_argument("--only", metavar="NAME",
-                        help="run only the CPU-eager rows whose name contains NAME (e.g. LSTM), nothing else")
+                        help="run only the CPU-eager rows and the profiler row whose name contains NAME (e.g. LSTM, "
+                        "profiling), nothing else")
     args = parser.parse_args()
     repeats = 2 if args.quick else args.repeats
     scale = 0.02 if args.quick else 1.0
@@ -166,6 +193,8 @@ def main():
             print(json.dumps(row), flush=True)
     if args.only is not None:
         cpu.close()
+        if args.only in PROFILING_ROW:
+            print(json.dumps(profiling_overhead(calls(2000), repeats)), flush=True)
         return
     print(json.dumps(first_step(repeats)), flush=True)
     # CPU work in this process, which has used openreg all along, against the
@@ -188,6 +217,7 @@ def main():
                       repeats)
         print(json.dumps(row), flush=True)
     print(json.dumps(stream_overlap(repeats)), flush=True)
+    print(json.dumps(profiling_overhead(calls(2000), repeats)), flush=True)
 
 
 if __name__ == "__main__":

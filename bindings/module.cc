@@ -17,6 +17,7 @@
 #include "core/aten/native_ops.h"
 #include "core/compile/compiled_kernel_launch.h"
 #include "core/graphs/openreg_graph.h"
+#include "core/profiler/missing_activity_warning.h"
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
 #include "core/torch_runtime/backend_meta.h"
@@ -113,7 +114,21 @@ py::tuple StreamTriple(const c10::Stream& stream) {
                         static_cast<int64_t>(stream.device_type()));
 }
 
+// The warning that the driver records no device activity, as a Python
+// UserWarning: Kineto configures profilers inside torch's _prepare_profiler,
+// with the GIL released and no Python warning handler installed, where a
+// TORCH_WARN only reaches c10's stderr log (core/profiler/once_warning.h).
+void WarnInPython(const std::string& message) {
+  py::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) {
+    // Warnings are errors here, but the exception cannot cross Kineto back
+    // to the caller: it is reported as unraisable instead.
+    PyErr_WriteUnraisable(nullptr);
+  }
+}
+
 PYBIND11_MODULE(_C, m) {
+  profiler::MissingActivityWarning().SetSink(&WarnInPython);
   m.doc() = "Native glue of the openreg PyTorch backend.";
   m.def("_set_driver_directory", &Runtime::SetPackageDriverDirectory,
         "Where the package's bundled drivers live; call before first use.");

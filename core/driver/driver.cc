@@ -279,6 +279,44 @@ absl::StatusOr<intptr_t> Driver::DeviceExecutionOffset(int32_t device) const {
   return offset;
 }
 
+bool Driver::has_activity_recording() const {
+  return openreg_driver_has_activity_recording(&api_);
+}
+
+absl::Status Driver::ActivityRecordingUnavailable() const {
+  return absl::UnimplementedError(absl::StrCat(
+      "openreg driver '", name(), "' (driver ABI ", abi_version_major(), ".",
+      abi_version_minor(),
+      ") does not implement the optional activity-recording group of ABI "
+      "2.2 (activity_enable, activity_set_correlation_id, "
+      "activity_get_timestamp), so profilers see no device activity; use a "
+      "driver that implements it, such as cpu_sim or threaded_sim"));
+}
+
+absl::Status Driver::SetActivitySink(openreg_activity_fn fn,
+                                     void* user_data) const {
+  if (!has_activity_recording()) return ActivityRecordingUnavailable();
+  return Check(api_.activity_enable(context_, fn, user_data),
+               "activity_enable");
+}
+
+absl::Status Driver::SetActivityCorrelationId(uint64_t correlation_id) const {
+  if (!has_activity_recording()) return ActivityRecordingUnavailable();
+  return Check(api_.activity_set_correlation_id(context_, correlation_id),
+               "activity_set_correlation_id");
+}
+
+absl::StatusOr<uint64_t> Driver::ActivityTimestamp() const {
+  if (!has_activity_recording()) return ActivityRecordingUnavailable();
+  uint64_t now = 0;
+  if (absl::Status s = Check(api_.activity_get_timestamp(context_, &now),
+                             "activity_get_timestamp");
+      !s.ok()) {
+    return s;
+  }
+  return now;
+}
+
 absl::StatusOr<DriverEvent> Driver::CreateEvent(int32_t device,
                                                 EventFlags flags) const {
   openreg_event event = nullptr;

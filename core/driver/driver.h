@@ -192,6 +192,22 @@ class Driver {
   // driver without that optional 2.1 function. Constant per device.
   absl::StatusOr<intptr_t> DeviceExecutionOffset(int32_t device) const;
 
+  // Activity recording (the optional 2.2 group; docs/driver_abi.md,
+  // "Activity recording"). Whether the driver has it; the others fail with
+  // kUnimplemented, naming the driver, its ABI version and the group, when
+  // it does not.
+  bool has_activity_recording() const;
+  // Why the activity group is unavailable: kUnimplemented, naming the driver,
+  // its ABI version and the missing functions.
+  absl::Status ActivityRecordingUnavailable() const;
+  // activity_enable: `fn` NULL stops; when it returns, no call of the old
+  // sink runs.
+  absl::Status SetActivitySink(openreg_activity_fn fn, void* user_data) const;
+  // activity_set_correlation_id, for the calling thread.
+  absl::Status SetActivityCorrelationId(uint64_t correlation_id) const;
+  // activity_get_timestamp: now, on the clock of the records, in ns.
+  absl::StatusOr<uint64_t> ActivityTimestamp() const;
+
   absl::StatusOr<DriverEvent> CreateEvent(
       int32_t device, EventFlags flags = EventFlags::kDefault) const;
   // Takes ownership of `event` (from DriverEvent::release) again.

@@ -51,6 +51,21 @@ absl::StatusOr<int32_t> StreamRegistry::Priority(int32_t device, int64_t id) {
   return driver_.StreamGetPriority(*handle);
 }
 
+std::optional<int64_t> StreamRegistry::IdOf(int32_t device,
+                                            openreg_stream handle) {
+  absl::MutexLock lock(&mutex_);
+  if (device < 0 || device >= static_cast<int32_t>(streams_.size())) {
+    return std::nullopt;
+  }
+  const std::vector<DriverStream>& streams = streams_[device];
+  for (size_t id = 0; id < streams.size(); ++id) {
+    if (streams[id] && streams[id].get() == handle) {
+      return static_cast<int64_t>(id);
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<openreg_stream> StreamRegistry::All(int32_t device) {
   absl::MutexLock lock(&mutex_);
   std::vector<openreg_stream> handles;

@@ -15,6 +15,7 @@
 #define OPENREG_CORE_RUNTIME_STREAM_REGISTRY_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -44,6 +45,10 @@ class StreamRegistry {
   // stream_get_priority of ABI 1.1): kUnimplemented, naming the driver and
   // its ABI version, for a driver without it.
   absl::StatusOr<int32_t> Priority(int32_t device, int64_t id);
+
+  // The id of `handle`, a stream of `device`, or nullopt for a handle the
+  // registry did not make (the profiler names streams by id).
+  std::optional<int64_t> IdOf(int32_t device, openreg_stream handle);
 
   // Streams created so far on `device`, default included once created.
   std::vector<openreg_stream> All(int32_t device);
