@@ -5,16 +5,10 @@
 // all-reduces 8: Gloo itself then aborts the process from its I/O thread
 // ("Received data size doesn't match expected size") or hangs. So each
 // collective whose every rank must contribute alike first exchanges a small
-// signature (which collective, dtype, element count) with every peer, and
-// fails with a message naming every rank's signature when they differ.
-// Collectives whose ranks may legitimately differ (all_to_all, send/recv)
-// skip it.
-//
-// The exchange is Gloo point-to-point messages on a reserved tag
-// (kSignatureTag), sent and received on the calling thread: Gloo runs a
-// collective such as all_gather on a worker thread of its own, and handing
-// the check there and back cost a DDP step about five more thread wake-ups
-// than the collective itself (docs/performance.md, "The DDP step").
+// signature (which collective, dtype, element count) with a Gloo all_gather
+// of 3 integers per rank, and fails with a message naming every rank's
+// signature when they differ. Collectives whose ranks may legitimately differ
+// (all_to_all, send/recv) skip it.
 //
 // Thread-safety: runs inside a collective's enqueued work, in issue order.
 #ifndef OPENREG_CORE_DISTRIBUTED_CROSS_RANK_CHECK_H_
@@ -25,7 +19,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,17 +26,10 @@
 
 namespace openreg {
 
-// The Gloo send/recv tag of signature messages; the backend refuses it for
-// users' own send and recv, so the two never match each other.
-inline constexpr int kSignatureTag = std::numeric_limits<int>::max();
-
 struct CollectiveSignature {
   int64_t op;  // c10d::OpType
   int64_t dtype;
   int64_t numel;
-
-  friend bool operator==(const CollectiveSignature&,
-                         const CollectiveSignature&) = default;
 };
 
 // The signature of `tensors`, which every rank contributes alike.
