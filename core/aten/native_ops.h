@@ -68,6 +68,16 @@ void RegisterElementwiseKernels(torch::Library& m);
 // weight), fill_ and zero_ with `m` the same way.
 void RegisterPointwiseKernels(torch::Library& m);
 
+// --- Matrix products (matmul_ops.cc) ----------------------------------------
+// Registers mm, bmm (functional, out=), addmm and baddbmm (functional,
+// in-place, out=) with `m`: ATen's meta function at the call, its CPU
+// implementation on the stream, the CPU fallback otherwise.
+void RegisterMatmulKernels(torch::Library& m);
+
+// --- Sums and means (reduction_ops.cc) ---------------------------------------
+// Registers sum.dim_IntList and mean.dim (functional, out=) the same way.
+void RegisterReductionKernels(torch::Library& m);
+
 // --- Fused recurrent cells (recurrent_ops.cc) ----------------------------------
 std::tuple<at::Tensor, at::Tensor, at::Tensor> FusedLstmCell(
     const at::Tensor& input_gates, const at::Tensor& hidden_gates,

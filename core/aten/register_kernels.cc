@@ -51,6 +51,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          TORCH_FN(ConvolutionBackwardOverrideable));
   RegisterElementwiseKernels(m);
   RegisterPointwiseKernels(m);
+  RegisterMatmulKernels(m);
+  RegisterReductionKernels(m);
 }
 
 // at::lstm is CompositeImplicitAutograd: openreg's kernel replaces its

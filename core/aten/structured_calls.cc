@@ -1,0 +1,92 @@
+#include "core/aten/structured_calls.h"
+
+#include <ATen/native/Resize.h>
+
+#include "core/aten/argument_devices.h"
+#include "core/aten/native_ops.h"
+#include "core/torch_runtime/runtime_accessor.h"
+
+namespace openreg {
+
+namespace {
+
+bool StructuredDtype(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kComplexFloat:
+    case at::kComplexDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out) {
+  const at::Tensor& first = **inputs.begin();
+  auto ready = [&first](const at::Tensor& tensor) {
+    return IsOpenReg(tensor) && !tensor.is_conj() && !tensor.is_neg() &&
+           tensor.device() == first.device();
+  };
+  if (!StructuredDtype(first.scalar_type())) return false;
+  for (const at::Tensor* input : inputs) {
+    if (!ready(*input) || input->scalar_type() != first.scalar_type()) {
+      return false;
+    }
+  }
+  return out == nullptr || ready(*out);
+}
+
+StructuredOutput::StructuredOutput(OutputKind kind, const at::Tensor* given)
+    : kind_(kind) {
+  if (given != nullptr) tensor_ = *given;
+}
+
+void StructuredOutput::Set(int64_t index, at::IntArrayRef sizes,
+                           at::IntArrayRef strides,
+                           const at::TensorOptions& options,
+                           bool exact_strides) {
+  TORCH_INTERNAL_ASSERT(index == 0, "openreg: a structured op with outputs ",
+                        "past the first reached the single-output path");
+  switch (kind_) {
+    case OutputKind::kFresh:
+      tensor_ =
+          strides.empty()
+              ? Empty(sizes, options.dtype().toScalarType(), options.layout(),
+                      options.device(), std::nullopt, std::nullopt)
+              : EmptyStrided(sizes, strides, options.dtype().toScalarType(),
+                             options.layout(), options.device(), std::nullopt);
+      return;
+    case OutputKind::kOut: {
+      if (tensor_.dtype() != options.dtype()) {
+        accepted_ = false;
+        return;
+      }
+      // Warns, as the CPU does, when a non-empty tensor changes shape.
+      const bool resized = at::native::resize_output(tensor_, sizes);
+      if (strides.empty()) return;
+      if (resized) {
+        tensor_.as_strided_(sizes, strides);
+      } else if (exact_strides && tensor_.strides() != strides) {
+        accepted_ = false;
+      }
+      return;
+    }
+    case OutputKind::kInPlace:
+      accepted_ = tensor_.dtype() == options.dtype() &&
+                  tensor_.sizes() == sizes &&
+                  (!exact_strides || tensor_.strides() == strides);
+      return;
+  }
+}
+
+CpuAliases DeviceMemoryAliases() {
+  return CpuAliases(RuntimeOrThrow().execution_offsets());
+}
+
+}  // namespace openreg

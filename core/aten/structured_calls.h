@@ -1,0 +1,175 @@
+// Structured ATen ops (matmuls, reductions) without the CPU fallback's
+// per-call bookkeeping: ATen's own meta function runs at the call on the
+// openreg tensors, and the stream runs ATen's own CPU implementation on CPU
+// aliases of them.
+//
+// A structured op is split by ATen into a meta function (argument checks, the
+// output's shape and dtype, reported through set_output_*) and an impl
+// function that computes into outputs of that shape. The meta function reads
+// only sizes, strides and dtypes, so it runs on openreg tensors as they are:
+// its errors (shape mismatches and the like) raise at the call with the CPU's
+// messages, and the outputs it asks for are allocated, resized or checked
+// here, before anything is enqueued. The impl function runs inside work on
+// the stream, on CPU aliases (core/aten/cpu_alias.h) of the arguments and the
+// output; its sub-steps (copies, temporaries, BLAS) are the CPU's.
+//
+// Calls the impl function could not run exactly as the CPU would go to the
+// CPU fallback, which raises the CPU's errors: StructuredCall::accepted()
+// turns false for an out= tensor of another dtype or an in-place call whose
+// tensor has another shape (ATen's CPU wrapper would raise), and an out=
+// tensor whose strides differ from those the meta function requires (ATen
+// would compute into a temporary and copy back).
+#ifndef OPENREG_CORE_ATEN_STRUCTURED_CALLS_H_
+#define OPENREG_CORE_ATEN_STRUCTURED_CALLS_H_
+
+#include <ATen/TensorMeta.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+#include <c10/core/TensorOptions.h>
+
+#include <initializer_list>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/aten/cpu_alias.h"
+#include "core/torch_runtime/stream_work.h"
+
+namespace openreg {
+
+// Whether a structured op's CPU implementation can run on `inputs` writing
+// `out` (null: a fresh result) as it runs on the CPU: plain (not lazily
+// conjugated or negated) openreg tensors on one device, the inputs
+// of one dtype among float, double, half, bfloat16 and complex float and
+// double, which every CPU implementation using this dispatches on (the
+// others stay on the fallback, which covers them, rather than risk an error
+// raised from inside work on the stream). Lazy conjugation is left to the
+// fallback, which resolves it as ATen's CPU wrappers do.
+// An out= tensor of another dtype is StructuredOutput's to refuse.
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out);
+
+// How a call hands its output to the meta function.
+enum class OutputKind {
+  kFresh,    // functional: allocate the result
+  kOut,      // out=: resize the given tensor as ATen does
+  kInPlace,  // the result is `self`: it must already have the shape
+};
+
+// The output of one call of a single-output structured op.
+class StructuredOutput {
+ public:
+  // `given` is the out= or in-place tensor (null for kFresh).
+  StructuredOutput(OutputKind kind, const at::Tensor* given);
+
+  // What set_output_raw_strided (`exact_strides` false) and
+  // set_output_strided (true) of the meta function ask for.
+  void Set(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
+           const at::TensorOptions& options, bool exact_strides);
+
+  // Whether the impl function can write the output as the CPU's would.
+  bool accepted() const { return accepted_; }
+  const at::Tensor& tensor() const { return tensor_; }
+
+ private:
+  OutputKind kind_;
+  at::Tensor tensor_;
+  bool accepted_ = true;
+};
+
+// A CPU alias of `value` for the impl function when it is a tensor; any
+// other argument as a value the closure owns (an IntArrayRef points into the
+// caller's frame, so it is copied).
+inline at::Tensor HeldArgument(CpuAliases& aliases, const at::Tensor& value) {
+  return aliases.Alias(value);
+}
+inline c10::Scalar HeldArgument(CpuAliases& /*aliases*/,
+                                const c10::Scalar& value) {
+  return value;
+}
+inline bool HeldArgument(CpuAliases& /*aliases*/, bool value) { return value; }
+inline std::optional<at::ScalarType> HeldArgument(
+    CpuAliases& /*aliases*/, std::optional<at::ScalarType> value) {
+  return value;
+}
+// An optional list of dimensions the closure owns, passed on as the
+// OptionalIntArrayRef the impl function takes.
+struct HeldDimensions {
+  std::optional<std::vector<int64_t>> values;
+  operator at::OptionalIntArrayRef() const {
+    if (!values.has_value()) return std::nullopt;
+    return at::IntArrayRef(*values);
+  }
+};
+inline HeldDimensions HeldArgument(CpuAliases& /*aliases*/,
+                                   at::OptionalIntArrayRef value) {
+  if (!value.has_value()) return {};
+  return {value->vec()};
+}
+
+// An empty alias table for openreg device memory.
+CpuAliases DeviceMemoryAliases();
+
+// One call of the structured op whose CPU implementation is `Impl` (ATen's
+// at::native::structured_<op>_out_cpu or structured_<op>_out, derived from
+// the op's meta class): call meta(...) with the openreg arguments, then
+// Enqueue(...) with the impl function's arguments but the output.
+template <typename Impl>
+class StructuredCall final : public Impl {
+ public:
+  StructuredCall(OutputKind kind, const at::Tensor* given)
+      : output_(kind, given) {}
+
+  void set_output_raw_strided(int64_t index, at::IntArrayRef sizes,
+                              at::IntArrayRef strides,
+                              at::TensorOptions options) override {
+    output_.Set(index, sizes, strides, options, /*exact_strides=*/false);
+  }
+  void set_output_strided(int64_t index, at::IntArrayRef sizes,
+                          at::IntArrayRef strides,
+                          at::TensorOptions options) override {
+    output_.Set(index, sizes, strides, options, /*exact_strides=*/true);
+  }
+  const at::Tensor& maybe_get_output(int64_t /*index*/) override {
+    return output_.tensor();
+  }
+
+  bool accepted() const { return output_.accepted(); }
+  const at::Tensor& output() const { return output_.tensor(); }
+
+  // Enqueues the impl function on `args` and the output, on CPU aliases. The
+  // closure keeps the openreg storages (so the memory outlives the work) but
+  // not the openreg tensors, whose Python objects may then be freed.
+  template <typename... Args>
+  void Enqueue(const char* op_name, const Args&... args) {
+    const at::Tensor& out = output_.tensor();
+    CpuAliases aliases = DeviceMemoryAliases();
+    auto held =
+        std::make_tuple(HeldArgument(aliases, args)..., aliases.Alias(out));
+    aliases.ForgetOriginalTensors();
+    EnqueueOnCurrentStream(
+        out.device().index(), op_name,
+        [aliases = std::move(aliases), held = std::move(held)]() {
+          std::apply([](const auto&... values) { Runner().impl(values...); },
+                     held);
+        });
+  }
+
+ private:
+  // The impl function is a member of an abstract class; this makes one to
+  // call it on (it reads no member).
+  struct Runner final : Impl {
+    const at::Tensor& maybe_get_output(int64_t /*index*/) override {
+      TORCH_INTERNAL_ASSERT(false, "openreg: impl asked for a meta output");
+      static const at::Tensor kNone;
+      return kNone;
+    }
+  };
+
+  StructuredOutput output_;
+};
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_ATEN_STRUCTURED_CALLS_H_
