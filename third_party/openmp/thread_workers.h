@@ -23,7 +23,8 @@ namespace openreg::openmp {
 
 // Releases the OpenMP worker threads the calling thread owns, if an OpenMP
 // runtime is loaded; does nothing otherwise. Joins those threads, so it may
-// take a while: call it when idle, not per kernel.
+// take a while when the thread owns a pool (call it when idle, not per
+// kernel); a call on a thread that owns none is cheap.
 void ReleaseCallingThreadWorkers();
 
 }  // namespace openreg::openmp
