@@ -1,8 +1,8 @@
 """The benchmark cases, built for either device, and how they are timed.
 
 Shared by python_suite.py (openreg and in-process references) and
-cpu_reference.py (CPU eager in a process that never loads openreg), so both
-time the same code.
+reference_process.py (CPU eager in a process that never loads openreg, eager
+openreg in one that never replays a graph), so both time the same code.
 """
 
 import importlib.util
@@ -120,17 +120,13 @@ def captured(function):
     return graph.replay
 
 
-def graph_replays():
-    """Graph replay against the same work run eagerly on openreg: {name: (replay, eager step)}."""
+def graph_cases():
+    """The graph-replay rows' work, each as a function that runs it eagerly on openreg: {name: step}."""
     example = load_example()
     features, labels = example.make_dataset(num_samples=1024)
     x, y = features[:256].to("openreg"), labels[:256].to("openreg")
-
-    def train_step_case():
-        model = example.build_model().to("openreg")
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
-        return lambda: example.train_step(model, optimizer, x, y)
-
+    model = example.build_model().to("openreg")
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=True)
     a = torch.ones(16, device="openreg")
 
     def chained_adds():
@@ -138,9 +134,20 @@ def graph_replays():
             a.add_(1.0)
 
     return {
-        "train step, examples/train.py model (Adam capturable)": (captured(train_step_case()), train_step_case()),
-        "100 chained tiny in-place adds": (captured(chained_adds), chained_adds),
+        "train step, examples/train.py model (Adam capturable)": lambda: example.train_step(model, optimizer, x, y),
+        "100 chained tiny in-place adds": chained_adds,
     }
+
+
+def graph_replays():
+    """graph_cases() captured: {name: replay}."""
+    return {name: captured(step) for name, step in graph_cases().items()}
+
+
+def graph_eager_steps(device):
+    """graph_cases() run eagerly, the graph rows' reference (in a process that never replays, reference_process.py)."""
+    assert device == "openreg"
+    return graph_cases()
 
 
 def compiled_transformer_block(device):
@@ -168,3 +175,8 @@ def small_mlp_adam(device):
 # The suites whose CPU eager reference the reference process builds too.
 CPU_SUITES = {"tiny ops": tiny_ops, "allocation": allocations, "large compute": large_ops,
               "training": training_step, "models": real_models, "host CPU": small_mlp_adam}
+# Per reference process (reference_process.py): the suites it builds, by device.
+REFERENCE_SUITES = {"cpu": CPU_SUITES, "openreg": {
+    "graphs": graph_eager_steps,
+    "compiled": lambda device: {"train step": compiled_training_step(device, compiled=False)},
+}}

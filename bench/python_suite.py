@@ -10,9 +10,10 @@ allocation, memcpy for copies, eager openreg or compiled CPU for compiled
 steps) and keeps every repeat, so the caller can
 report medians and spreads of ratios measured together: the machine is
 shared and noisy, and only ratios from one run mean anything. CPU eager is
-timed in a second process that never loads openreg (cpu_reference.py), so
-nothing openreg does to its own process can flatter the ratios; the
-"host CPU" row measures exactly that effect.
+timed in a second process that never loads openreg, and the eager openreg
+step that graph replays and compiled steps are divided by in a third one
+that never replays a graph (reference_process.py), so nothing done to this
+process can flatter the ratios; the "host CPU" row measures such an effect.
 bench/run_all.py (`bazel run //bench:all`) runs this once per driver.
 """
 
@@ -29,7 +30,7 @@ import torch
 
 from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, graph_replays,
                    seconds_per_call, small_mlp_adam)
-from cpu_reference import CpuReference
+from reference_process import ReferenceProcess
 from models import CALLS, DEFAULT_CALLS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,8 +45,9 @@ def compare(group, name, openreg_fn, reference_fn, reference, calls, repeats):
     return {"group": group, "name": name, "kind": "time", "reference_name": reference, **samples}
 
 
-def compiled_rows(calls, repeats):
-    """The torch.compile rows: compiled openreg against eager openreg and compiled CPU.
+def compiled_rows(eager, calls, repeats):
+    """The torch.compile rows: compiled openreg against eager openreg (timed by `eager`, a ReferenceProcess) and
+    compiled CPU.
 
     The compiled CPU references are timed in this process, not in the CPU
     reference process: there (2026-11-23) they took 5-10x their time here
@@ -56,7 +58,7 @@ def compiled_rows(calls, repeats):
         return lambda n: seconds_per_call(step, n)
 
     compiled_step = compiled_training_step("openreg")
-    eager_step = in_process(compiled_training_step("openreg", compiled=False))
+    eager_step = functools.partial(eager.seconds_per_call, "compiled", "train step")
     yield compare("compiled", "train step vs eager openreg", compiled_step, eager_step, "openreg eager", calls(50),
                   repeats)
     yield compare("compiled", "train step, reduce-overhead (graph replay) vs eager openreg",
@@ -180,7 +182,7 @@ def main():
     def calls(n):
         return max(2, int(n * scale))
 
-    cpu = CpuReference()
+    cpu = ReferenceProcess("cpu")
     suites = [("tiny ops", 2000), ("allocation", 3000), ("large compute", 10), ("training", 50), ("models", None)]
     for group, n in suites:
         for name, openreg_fn in CPU_SUITES[group]("openreg").items():
@@ -204,13 +206,16 @@ def main():
                       functools.partial(cpu.seconds_per_call, "host CPU", name), "CPU eager, fresh process",
                       calls(300), repeats)
         print(json.dumps(row), flush=True)
-    for row in compiled_rows(calls, repeats):
-        print(json.dumps(row), flush=True)
-    for name, (replay, eager) in graph_replays().items():
-        row = compare("graphs", f"{name}: replay vs eager", replay, lambda n, eager=eager: seconds_per_call(eager, n),
-                      "openreg eager", calls(200), repeats)
-        print(json.dumps(row), flush=True)
     cpu.close()
+    eager = ReferenceProcess("openreg")
+    for row in compiled_rows(eager, calls, repeats):
+        print(json.dumps(row), flush=True)
+    for name, replay in graph_replays().items():
+        row = compare("graphs", f"{name}: replay vs eager", replay,
+                      functools.partial(eager.seconds_per_call, "graphs", name),
+                      "openreg eager, a process that never replays", calls(200), repeats)
+        print(json.dumps(row), flush=True)
+    eager.close()
     reference_fn, cases = copies(64 * MiB)
     for name, fn in cases.items():
         row = compare("copies, 64 MiB", name, fn, lambda n: seconds_per_call(reference_fn, n), "memcpy", calls(20),

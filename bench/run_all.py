@@ -266,7 +266,9 @@ def write_outputs(rows, machine_info, command, root):
         f"Command: `{command}`. Machine: {machine_info['cores']} cores ({machine_info['cpu']}), "
         f"{machine_info['memory_gib']} GiB, {machine_info['os']}, Python {machine_info['python']}, "
         f"torch {machine_info['torch']} ({machine_info['torch_threads']} threads), {machine_info['build']}. "
-        "Each ratio is the median over repeats of openreg / reference measured alternately in one process "
+        "Each ratio is the median over repeats of openreg / reference measured alternately, run by run; CPU eager "
+        "is timed in a process that never loads openreg, and the eager openreg step that graph replays and "
+        "compiled steps are divided by in one that never replays (bench/reference_process.py) "
         "(spread: min–max); ✓/✗ against the target. Raw samples: "
         "[benchmarks/results.json](benchmarks/results.json).",
         "",

@@ -51,4 +51,17 @@ void IssueOrder::Release(uint64_t number) {
   while (released_early_.erase(first_unreleased_) > 0) ++first_unreleased_;
 }
 
+void IssuedTickets::Push(IssueTicket ticket) {
+  absl::MutexLock lock(&mutex_);
+  tickets_.push_back(std::move(ticket));
+}
+
+std::optional<IssueTicket> IssuedTickets::Pop() {
+  absl::MutexLock lock(&mutex_);
+  if (tickets_.empty()) return std::nullopt;
+  std::optional<IssueTicket> oldest(std::move(tickets_.front()));
+  tickets_.pop_front();
+  return oldest;
+}
+
 }  // namespace openreg

@@ -20,7 +20,9 @@
 #define OPENREG_CORE_DISTRIBUTED_ISSUE_ORDER_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
@@ -74,6 +76,24 @@ class IssueOrder : public std::enable_shared_from_this<IssueOrder> {
   uint64_t first_unreleased_ ABSL_GUARDED_BY(mutex_) = 0;
   // Released tickets above first_unreleased_ (released out of order).
   absl::flat_hash_set<uint64_t> released_early_ ABSL_GUARDED_BY(mutex_);
+};
+
+// The tickets of one collective's runs, oldest first. An eager collective
+// is issued once; one recorded in a graph is issued again at every replay
+// (Note [Graph capture], host steps per replay) and runs once per replay,
+// in replay order on its stream, so each run takes the oldest ticket.
+//
+// Thread-safety: Push on the issuing thread, Pop on the driver's thread;
+// `mutex_` guards the queue.
+class IssuedTickets {
+ public:
+  void Push(IssueTicket ticket);
+  // The oldest ticket; none when a run was never issued.
+  std::optional<IssueTicket> Pop();
+
+ private:
+  absl::Mutex mutex_;
+  std::deque<IssueTicket> tickets_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace openreg

@@ -4,7 +4,10 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -277,14 +280,7 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
                                           c10::DeviceIndex device,
                                           std::vector<Collective> batch) {
   const c10::Stream stream = CurrentStream(device);
-  // A recorded collective would call Gloo again at each replay, but its
-  // place in the issue order is taken once, here: the second replay would
-  // wait for its turn for ever.
-  RefuseWhileCapturing(
-      device, DriverStreamOf(stream), absl::StrCat("the collective ", name),
-      "collectives cannot be captured into an openreg graph (each replay "
-      "would have to take a new place in the order of the process group's "
-      "collectives, which replays do not do)");
+  const openreg_stream driver_stream = DriverStreamOf(stream);
   auto outcome = std::make_shared<CollectiveOutcome>();
   std::vector<at::Tensor> outputs;
   bool blocks_host = false;
@@ -295,6 +291,20 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
     blocks_host = blocks_host || collective.blocks_host;
     timeout = std::max(timeout, collective.timeout);
   }
+  if (blocks_host) {
+    RefuseWhileCapturing(device, driver_stream,
+                         absl::StrCat("the collective ", name),
+                         "its work blocks the calling thread until it has "
+                         "run, and captured work only runs at replay");
+  }
+  // The collective's place in the order of Gloo calls is taken when it is
+  // issued: here, or, when the stream captures, at every replay of the
+  // graph (the recorded work below then runs once per replay).
+  auto tickets = std::make_shared<IssuedTickets>();
+  std::function<void()> issue = [order = order_, tickets] {
+    tickets->Push(order->Take());
+  };
+  if (!RecordReplayIssueIfCapturing(driver_stream, issue)) issue();
   // Everything the lambda captures is released on a user thread once it has
   // run (Note [Asynchronous execution]).
   // Gloo reads and writes the tensors in place, on the driver's thread:
@@ -302,12 +312,15 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
   const std::vector<intptr_t>& execution_offsets =
       RuntimeForDevice(device).execution_offsets();
   EnqueueWork(
-      device, DriverStreamOf(stream), name,
+      device, driver_stream, name,
       [this_group = c10::intrusive_ptr<ProcessGroupOpenReg>::reclaim_copy(this),
-       ticket = order_->Take(), batch = std::move(batch), outcome, timeout,
-       name, &execution_offsets]() mutable {
+       tickets = std::move(tickets), batch = std::move(batch), outcome,
+       timeout, name, &execution_offsets]() mutable {
         CpuAliases aliases(execution_offsets);
-        ticket.AwaitTurn();
+        std::optional<IssueTicket> ticket = tickets->Pop();
+        TORCH_CHECK(ticket.has_value(), "openreg: internal error: the ", name,
+                    " ran without having been issued");
+        ticket->AwaitTurn();
         std::optional<std::string> failure;
         std::vector<WorkPtr> gloo_works;
         try {
@@ -321,7 +334,7 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
         } catch (...) {
           failure = this_group->FailureMessage(name, timeout, CurrentExceptionText());
         }
-        ticket.Release();  // Gloo has all of this batch's calls, or none
+        ticket->Release();  // Gloo has all of this batch's calls, or none
         try {
           for (size_t i = 0; !failure.has_value() && i < batch.size(); ++i) {
             gloo_works[i]->wait(timeout);

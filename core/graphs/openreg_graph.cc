@@ -151,8 +151,10 @@ void OpenRegGraph::replay() {
   auto stream_of = [&](int index) {
     return index == 0 ? origin : executable->side_streams[index - 1].get();
   };
-  // Seeds are drawn here, in capture order, and applied by the first launch.
+  // Seeds are drawn here, in capture order, and applied by the first launch;
+  // recorded collectives take their places in the process group's order.
   std::function<void()> reseed = graph_->DrawRandomness();
+  graph_->IssueForReplay();
   for (const CapturedGraph::Step& step : graph_->steps()) {
     if (const auto* launch = std::get_if<CapturedGraph::Launch>(&step)) {
       // The closure keeps the recording, and the streams and events the

@@ -197,4 +197,13 @@ void RecordRandomnessIfCapturing(c10::DeviceIndex device,
   ThrowIfRecordingFailed(graph->AddRandomness(std::move(randomness)));
 }
 
+bool RecordReplayIssueIfCapturing(openreg_stream stream,
+                                  std::function<void()> issue) {
+  if (!Registry().AnyCapturing()) return false;
+  std::shared_ptr<CapturedGraph> graph = Registry().GraphOf(stream);
+  if (graph == nullptr) return false;
+  ThrowIfRecordingFailed(graph->AddReplayIssue(std::move(issue)));
+  return true;
+}
+
 }  // namespace openreg

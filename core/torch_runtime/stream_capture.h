@@ -10,6 +10,7 @@
 #include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 
+#include <functional>
 #include <optional>
 
 #include "absl/functional/any_invocable.h"
@@ -69,6 +70,12 @@ std::optional<PrivatePoolId> CapturePoolOf(c10::DeviceIndex device);
 void RecordRandomnessIfCapturing(c10::DeviceIndex device,
                                  const at::Generator& device_generator,
                                  const at::Generator& kernel_generator);
+
+// If `stream` captures, registers `issue` to run on the replaying thread at
+// every replay, in capture order, and returns true; else returns false
+// without running it (Note [Graph capture], host steps per replay).
+bool RecordReplayIssueIfCapturing(openreg_stream stream,
+                                  std::function<void()> issue);
 
 }  // namespace openreg
 

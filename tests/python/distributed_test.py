@@ -59,7 +59,7 @@ def test_collective_matches_cpu(check):
 
 
 ORDERING = ["ordering_current_stream", "ordering_async_side_stream", "ordering_two_streams",
-            "ordering_caller_not_blocked"]
+            "ordering_caller_not_blocked", "ordering_captured_collectives"]
 
 
 @pytest.mark.parametrize("check", ORDERING)

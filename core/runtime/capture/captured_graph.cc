@@ -88,6 +88,13 @@ absl::Status CapturedGraph::AddRandomness(CapturedRandomness randomness) {
   return absl::OkStatus();
 }
 
+absl::Status CapturedGraph::AddReplayIssue(std::function<void()> issue) {
+  absl::MutexLock lock(&mutex_);
+  if (absl::Status status = CheckRecording(); !status.ok()) return status;
+  replay_issues_.push_back(std::move(issue));
+  return absl::OkStatus();
+}
+
 absl::Status CapturedGraph::AddEventRecord(openreg_stream stream,
                                            openreg_event event) {
   absl::MutexLock lock(&mutex_);
@@ -234,6 +241,10 @@ std::function<void()> CapturedGraph::DrawRandomness() const {
   };
 }
 
+void CapturedGraph::IssueForReplay() const {
+  for (const std::function<void()>& issue : replay_issues_) issue();
+}
+
 void RunSegment(CapturedSegment& segment) {
   for (auto& node : segment.nodes) {
     std::visit(Overloaded{[](CapturedWork& work) { work.run(); },
@@ -267,7 +278,9 @@ std::string CapturedGraph::DebugString() const {
       absl::StrCat("openreg graph on openreg:", device_, ": ", streams_.size(),
                    " stream(s), ", event_count_, " event(s), ", launch_count(),
                    " launch(es) per replay, ", node_count(), " node(s), ",
-                   randomness_.size(), " random kernel(s), private pool (",
+                   randomness_.size(), " random kernel(s), ",
+                   replay_issues_.size(),
+                   " host step(s) issued per replay, private pool (",
                    pool_.first, ", ", pool_.second, ")\n");
   for (const Step& step : steps_) {
     std::visit(

@@ -22,6 +22,12 @@
 // kernels' generators before anything runs, so every replay gives new
 // numbers and every driver the same ones.
 //
+// Host steps per replay: recorded work whose host-side issue must happen
+// again at every replay (a collective takes its place in the process group's
+// order of collectives when issued, see core/distributed/issue_order.h)
+// registers an issue function; replay runs them on the replaying thread, in
+// capture order, before enqueueing anything.
+//
 // Thread-safety: recording (Add*) and Abandon may be called from any thread;
 // a mutex guards the recording until Finish(). After Finish() the graph is
 // immutable and segments may run on a driver's threads while another replay
@@ -111,6 +117,8 @@ class CapturedGraph {
                        absl::AnyInvocable<void()> run);
   absl::Status AddCopy(openreg_stream stream, const CapturedCopy& copy);
   absl::Status AddRandomness(CapturedRandomness randomness);
+  // `issue` runs on the replaying thread at every replay, in capture order.
+  absl::Status AddReplayIssue(std::function<void()> issue);
   // `event` recorded on capturing `stream`.
   absl::Status AddEventRecord(openreg_stream stream, openreg_event event);
   // Capturing or joining `stream` waits for `event`, which must have been
@@ -139,6 +147,8 @@ class CapturedGraph {
   // Draws one seed per recorded random kernel (on the replaying thread) and
   // returns the function that applies them (on the first launch's thread).
   std::function<void()> DrawRandomness() const;
+  // Runs every recorded issue function, in capture order (replaying thread).
+  void IssueForReplay() const;
   // Launches per replay, nodes, and a readable listing of every step.
   int launch_count() const;
   int node_count() const;
@@ -173,6 +183,7 @@ class CapturedGraph {
   // Written under mutex_ while recording; immutable after Finish().
   std::vector<StreamInfo> streams_;
   std::vector<CapturedRandomness> randomness_;
+  std::vector<std::function<void()>> replay_issues_;
   int event_count_ = 0;
   std::vector<Step> steps_;
 };

@@ -77,5 +77,36 @@ TEST(IssueOrderTest, ManyThreadsRunInIssueOrder) {
   for (int i = 0; i < kTickets; ++i) EXPECT_EQ(ran[i], i);
 }
 
+TEST(IssuedTicketsTest, RunsTakeTheirTicketsOldestFirst) {
+  auto order = IssueOrder::Create();
+  IssuedTickets tickets;
+  EXPECT_FALSE(tickets.Pop().has_value()) << "a run that was never issued";
+  tickets.Push(order->Take());  // replay 1
+  IssueTicket eager = order->Take();  // an eager collective between replays
+  tickets.Push(order->Take());  // replay 2
+  std::optional<IssueTicket> first = tickets.Pop();
+  ASSERT_TRUE(first.has_value());
+  first->AwaitTurn();  // ticket 0: its turn at once
+  first->Release();
+  eager.AwaitTurn();
+  eager.Release();
+  std::optional<IssueTicket> second = tickets.Pop();
+  ASSERT_TRUE(second.has_value());
+  second->AwaitTurn();  // would block for ever if it were older than `eager`
+  second->Release();
+  EXPECT_FALSE(tickets.Pop().has_value());
+}
+
+TEST(IssuedTicketsTest, UnrunTicketsReleaseTheirTurnsWhenDestroyed) {
+  auto order = IssueOrder::Create();
+  {
+    IssuedTickets tickets;  // e.g. a graph destroyed with replays never run
+    tickets.Push(order->Take());
+    tickets.Push(order->Take());
+  }
+  IssueTicket later = order->Take();
+  later.AwaitTurn();  // would block for ever if the order were stuck
+}
+
 }  // namespace
 }  // namespace openreg

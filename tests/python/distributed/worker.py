@@ -345,6 +345,31 @@ def scenario_ordering() -> None:
             assert returned_before_done, "all_reduce(async_op=True) returned after its work had run"
     check("ordering_caller_not_blocked", caller_not_blocked)
 
+    def captured_collectives():
+        # Collectives captured on two streams take their places in the process group's order at every replay;
+        # eager collectives of another size in between must still pair across ranks (a mispairing fails).
+        x = torch.zeros(n, device=dev)
+        side = torch.openreg.Stream()
+        graph = torch.openreg.Graph()
+        with torch.openreg.graph(graph):
+            y = x * 2
+            dist.all_reduce(y)
+            side.wait_stream(torch.openreg.current_stream())
+            with torch.openreg.stream(side):
+                w = y + 1
+                dist.all_reduce(w)
+            torch.openreg.current_stream().wait_stream(side)
+            z = w * 1
+        for replay in range(3):
+            x.copy_(value(RANK, n, offset=replay))
+            graph.replay()
+            between = value(RANK, 7).to(dev)
+            dist.all_reduce(between)
+            summed = torch.stack([value(r, n, offset=replay) for r in range(WORLD)]).sum(0) * 2
+            same(z, (summed + 1) * WORLD)
+            same(between, torch.stack([value(r, 7) for r in range(WORLD)]).sum(0))
+    check("ordering_captured_collectives", captured_collectives)
+
     dist.destroy_process_group()
 
 

@@ -124,6 +124,27 @@ TEST(CapturedGraphTest, RandomnessIsDrawnPerReplayAndAppliedByTheFirstLaunch) {
   EXPECT_EQ(applied, (std::vector<uint64_t>{100, 101, 102, 103}));
 }
 
+TEST(CapturedGraphTest, ReplayIssuesRunAtEveryReplayInCaptureOrder) {
+  CapturedGraph graph(FakeStream(0), 0, {1, 0});
+  std::vector<int> issued;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(graph.AddReplayIssue([&issued, i] { issued.push_back(i); }).ok());
+  }
+  EXPECT_TRUE(issued.empty()) << "issued while recording";
+  ASSERT_TRUE(graph.Finish().ok());
+  graph.IssueForReplay();
+  graph.IssueForReplay();
+  EXPECT_EQ(issued, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_THAT(graph.DebugString(), HasSubstr("3 host step(s) issued per replay"));
+}
+
+TEST(CapturedGraphTest, ReplayIssuesAreRefusedOnceAbandoned) {
+  CapturedGraph graph(FakeStream(0), 0, {1, 0});
+  graph.Abandon("because");
+  EXPECT_THAT(std::string(graph.AddReplayIssue([] {}).message()),
+              HasSubstr("abandoned: because"));
+}
+
 TEST(CaptureRegistryTest, StreamsCaptureJoinAndStop) {
   CaptureRegistry& registry = CaptureRegistry::Get();
   auto graph = std::make_shared<CapturedGraph>(
