@@ -24,6 +24,8 @@
 #include <optional>
 #include <utility>
 
+#include "absl/functional/any_invocable.h"
+#include "absl/utility/utility.h"
 #include "core/aten/cpu_fallback.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
@@ -55,6 +57,20 @@ void CheckScalarFits(at::ScalarType dtype, const c10::Scalar& value);
 
 c10::OperatorHandle Op(const char* name, const char* overload);
 
+// The work EnqueueLoop enqueues: the iterator, which owns its operands, and
+// the loop that runs over it. Built in place in the work's own storage, so
+// the iterator (several hundred bytes of inline vectors, each move a few
+// hundred instructions) is moved once per op, not once per layer of wrapping.
+template <typename Loop>
+struct LoopWork {
+  LoopWork(at::TensorIterator&& iter, Loop loop)
+      : iter(std::move(iter)), loop(std::move(loop)) {}
+  void operator()() { loop(iter); }
+
+  at::TensorIterator iter;
+  Loop loop;
+};
+
 // Enqueues `loop(iter)` on the current stream of the iterator's device, the
 // iterator's openreg operands moved to the execution view. A CPU scalar
 // operand stays where it is: host memory the loop reads as the CPU would.
@@ -63,7 +79,7 @@ c10::OperatorHandle Op(const char* name, const char* overload);
 // LoopDtype's dtypes only read the iterator (the reduced-float loops, which
 // remove an operand, never get here).
 template <typename Loop>
-void EnqueueLoop(at::TensorIterator iter, const char* op_name, Loop loop) {
+void EnqueueLoop(at::TensorIterator&& iter, const char* op_name, Loop loop) {
   if (iter.numel() == 0) return;
   const c10::DeviceIndex device = iter.device(0).index();
   const intptr_t offset = ExecutionOffsetOf(device);
@@ -74,7 +90,8 @@ void EnqueueLoop(at::TensorIterator iter, const char* op_name, Loop loop) {
   }
   EnqueueOnCurrentStream(
       device, op_name,
-      [iter = std::move(iter), loop]() mutable { loop(iter); });
+      absl::AnyInvocable<void()>(absl::in_place_type<LoopWork<Loop>>,
+                                 std::move(iter), std::move(loop)));
 }
 
 // The CPU fallback for `op` on these arguments, for calls the loops do not

@@ -33,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
+#include "absl/utility/utility.h"
 #include "core/aten/cpu_alias.h"
 #include "core/torch_runtime/stream_work.h"
 
@@ -148,12 +150,12 @@ class StructuredCall final : public Impl {
     auto held =
         std::make_tuple(HeldArgument(aliases, args)..., aliases.Alias(out));
     aliases.ForgetOriginalTensors();
-    EnqueueOnCurrentStream(
-        out.device().index(), op_name,
-        [aliases = std::move(aliases), held = std::move(held)]() {
-          std::apply([](const auto&... values) { Runner().impl(values...); },
-                     held);
-        });
+    // Built in place in the work's storage: the alias table and the held
+    // arguments are moved once, not once per layer of wrapping.
+    EnqueueOnCurrentStream(out.device().index(), op_name,
+                           absl::AnyInvocable<void()>(
+                               absl::in_place_type<ImplWork<decltype(held)>>,
+                               std::move(aliases), std::move(held)));
   }
 
  private:
@@ -165,6 +167,20 @@ class StructuredCall final : public Impl {
       static const at::Tensor kNone;
       return kNone;
     }
+  };
+
+  // The enqueued work: the alias table that keeps the openreg storages
+  // alive, and the impl function's arguments.
+  template <typename Held>
+  struct ImplWork {
+    ImplWork(CpuAliases&& aliases, Held&& held)
+        : aliases(std::move(aliases)), held(std::move(held)) {}
+    void operator()() {
+      std::apply([](const auto&... values) { Runner().impl(values...); }, held);
+    }
+
+    CpuAliases aliases;
+    Held held;
   };
 
   StructuredOutput output_;

@@ -8,6 +8,8 @@ Runtime& RuntimeOrThrow() { return *ValueOrThrow(Runtime::Get()); }
 
 Runtime& RuntimeForDevice(int64_t device) {
   Runtime& runtime = RuntimeOrThrow();
+  // Every op calls this several times: a valid index builds no Status.
+  if (device >= 0 && device < runtime.device_count()) return runtime;
   ThrowIfError(runtime.CheckDevice(device));
   return runtime;
 }

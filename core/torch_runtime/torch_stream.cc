@@ -26,7 +26,26 @@ openreg_stream DriverStreamOf(const c10::Stream& stream) {
 }
 
 openreg_stream CurrentDriverStream(c10::DeviceIndex device) {
-  return DriverStreamOf(CurrentStream(device));
+  // Every op asks this; the registry's lookup takes its mutex. A handle never
+  // changes once made and the runtime lives as long as the process
+  // (stream_registry.h), so each thread remembers its last answer.
+  // RuntimeForDevice still runs first: it checks the index and raises in a
+  // forked child, where the remembered handle is not to be used.
+  struct Lookup {
+    const Runtime* runtime = nullptr;
+    c10::DeviceIndex device = -1;
+    int64_t id = -1;
+    openreg_stream handle = nullptr;
+  };
+  thread_local Lookup last;
+  Runtime& runtime = RuntimeForDevice(device);
+  const int64_t id = CurrentStreamId(device);
+  if (last.runtime != &runtime || last.device != device || last.id != id) {
+    last = {&runtime, device, id,
+            ValueOrThrow(runtime.streams().Get(device, id))};
+  }
+  runtime.MarkDeviceUsed(device);
+  return last.handle;
 }
 
 }  // namespace openreg
