@@ -92,14 +92,6 @@ std::optional<CollectiveSignature> SignatureFor(
   }
 }
 
-// Users' point-to-point tags must stay clear of the signature messages'.
-void CheckUserTag(const char* name, int tag) {
-  TORCH_CHECK_VALUE(tag != kSignatureTag, name, ": tag ", tag,
-                    " is reserved by the openreg backend for its cross-rank "
-                    "checks; expected any other non-negative tag. Use a "
-                    "smaller tag.");
-}
-
 }  // namespace
 
 ProcessGroupOpenReg::ProcessGroupOpenReg(c10::intrusive_ptr<c10d::Backend> gloo,
@@ -268,13 +260,14 @@ WorkPtr ProcessGroupOpenReg::endCoalescing() {
 }
 
 std::optional<std::string> ProcessGroupOpenReg::Disagreement(
-    const std::vector<Collective>& batch, std::chrono::milliseconds timeout) {
+    const std::vector<Collective>& batch,
+    std::chrono::milliseconds timeout) const {
   for (const Collective& collective : batch) {
     const std::optional<CollectiveSignature> signature =
         SignatureFor(collective.type, collective.tensors, collective.outputs);
     if (!signature.has_value()) continue;
     const absl::Status agreed =
-        check_.Check(collective.name, *signature, timeout);
+        CheckSameAcrossRanks(*gloo_, collective.name, *signature, timeout);
     if (!agreed.ok()) return std::string(agreed.message());
   }
   return std::nullopt;
@@ -662,7 +655,6 @@ WorkPtr ProcessGroupOpenReg::alltoall(std::vector<at::Tensor>& outputs,
 
 WorkPtr ProcessGroupOpenReg::send(std::vector<at::Tensor>& tensors,
                                   int dst_rank, int tag) {
-  CheckUserTag("send", tag);
   return Launch({"send", OpType::SEND, tensors, {}, TimeoutOf(c10d::kUnsetTimeout),
                  [tensors, dst_rank, tag](c10d::Backend& gloo,
                                           CpuAliases& aliases) {
@@ -673,7 +665,6 @@ WorkPtr ProcessGroupOpenReg::send(std::vector<at::Tensor>& tensors,
 
 WorkPtr ProcessGroupOpenReg::recv(std::vector<at::Tensor>& tensors,
                                   int src_rank, int tag) {
-  CheckUserTag("recv", tag);
   return Launch({"recv", OpType::RECV, tensors, tensors,
                  TimeoutOf(c10d::kUnsetTimeout),
                  [tensors, src_rank, tag](c10d::Backend& gloo,
@@ -685,7 +676,6 @@ WorkPtr ProcessGroupOpenReg::recv(std::vector<at::Tensor>& tensors,
 
 WorkPtr ProcessGroupOpenReg::recvAnysource(std::vector<at::Tensor>& tensors,
                                            int tag) {
-  CheckUserTag("recv (from any source)", tag);
   return Launch({"recv (from any source)", OpType::RECVANYSOURCE, tensors,
                  tensors, TimeoutOf(c10d::kUnsetTimeout),
                  [tensors, tag](c10d::Backend& gloo, CpuAliases& aliases) {

@@ -50,7 +50,6 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "core/aten/cpu_alias.h"
-#include "core/distributed/cross_rank_check.h"
 #include "core/distributed/issue_order.h"
 
 namespace openreg {
@@ -178,8 +177,9 @@ class ProcessGroupOpenReg final : public c10d::Backend {
 
   // Why the ranks' tensors for `batch` disagree, if they do (exchanges
   // signatures through Gloo: cross_rank_check.h). Runs in the work.
-  std::optional<std::string> Disagreement(const std::vector<Collective>& batch,
-                                          std::chrono::milliseconds timeout);
+  std::optional<std::string> Disagreement(
+      const std::vector<Collective>& batch,
+      std::chrono::milliseconds timeout) const;
 
   // The timeout of one call: its own if set, else the group's.
   std::chrono::milliseconds TimeoutOf(
@@ -197,9 +197,6 @@ class ProcessGroupOpenReg final : public c10d::Backend {
 
   const c10::intrusive_ptr<c10d::Backend> gloo_;
   const std::shared_ptr<IssueOrder> order_ = IssueOrder::Create();
-  // Used in issue order only (inside a ticket's turn); after gloo_, which it
-  // refers to.
-  CrossRankCheck check_{*gloo_};
   const std::vector<int64_t> global_ranks_;
   std::atomic<int64_t> timeout_ms_;
 

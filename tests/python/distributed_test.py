@@ -70,7 +70,7 @@ def test_stream_ordering(check):
 
 
 BAD_INPUT = ["cpu_tensor", "cpu_input_openreg_output", "other_device", "all_gather_list_length",
-             "all_gather_into_tensor_size", "avg_of_integers", "non_contiguous", "uneven_splits", "reserved_tag",
+             "all_gather_into_tensor_size", "avg_of_integers", "non_contiguous", "uneven_splits",
              "works_after_bad_input", "sizes_differ_across_ranks", "dtypes_differ_across_ranks",
              "device_usable_after_mismatch"]
 
