@@ -20,7 +20,8 @@ import time
 MiB = 2**20
 
 
-def launch(args) -> int:
+def launch(script: str = __file__) -> int:
+    """Runs `script` (this file, or another with the same RANK protocol) as ranks 0 and 1; prints rank 0's output."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -31,7 +32,7 @@ def launch(args) -> int:
         # and the result depends on libgomp's spinning more than on openreg.
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                    GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
-        ranks.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env=env,
+        ranks.append(subprocess.Popen([sys.executable, os.path.abspath(script), *sys.argv[1:]], env=env,
                                       stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL))
     output, _ = ranks[0].communicate(timeout=1200)
     ranks[1].wait(timeout=60)
@@ -50,10 +51,29 @@ def seconds_per_call(function, calls: int, sync) -> float:
     return (time.perf_counter() - start) / calls
 
 
+def ddp_train_step_factory():
+    """A function of a device giving one DDP training step of examples/train.py's model there, on this rank's
+    half of a 256-sample batch (the process group must be initialized)."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "train.py")
+    spec = importlib.util.spec_from_file_location("train_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    features, labels = example.make_dataset(num_samples=1024)
+
+    def step_on(dev):
+        model = DistributedDataParallel(example.build_model().to(dev))
+        optimizer = example.make_optimizer(model)
+        x, y = features[:128].to(dev), labels[:128].to(dev)
+        return lambda: example.train_step(model, optimizer, x, y)
+
+    return step_on
+
+
 def rank_main(args) -> None:
     import torch
     import torch.distributed as dist
-    from torch.nn.parallel import DistributedDataParallel
 
     rank = int(os.environ["RANK"])
     device = torch.device("openreg", rank % torch.openreg.device_count())
@@ -82,18 +102,7 @@ def rank_main(args) -> None:
     compare("distributed, world 2", "all_reduce 64 MiB", lambda: dist.all_reduce(on_device),
             lambda: dist.all_reduce(on_cpu), 2 if args.quick else 10)
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "train.py")
-    spec = importlib.util.spec_from_file_location("train_example", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    features, labels = example.make_dataset(num_samples=1024)
-
-    def step_on(dev):
-        model = DistributedDataParallel(example.build_model().to(dev))
-        optimizer = example.make_optimizer(model)
-        x, y = features[:128].to(dev), labels[:128].to(dev)  # each rank's half of a 256 batch
-        return lambda: example.train_step(model, optimizer, x, y)
-
+    step_on = ddp_train_step_factory()
     compare("distributed, world 2", "DDP train step, examples/train.py model", step_on(device),
             step_on(torch.device("cpu")), 5 if args.quick else 50)
     dist.destroy_process_group()
@@ -107,7 +116,7 @@ def main() -> None:
     if "RANK" in os.environ:
         rank_main(args)
     else:
-        sys.exit(launch(args))
+        sys.exit(launch())
 
 
 if __name__ == "__main__":
