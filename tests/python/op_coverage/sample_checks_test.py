@@ -47,6 +47,13 @@ def test_the_real_part_of_a_complex_tensor_stays_a_view_of_it():
     assert torch.equal(moved.input.cpu(), view)
 
 
+def test_a_conjugated_view_keeps_its_conjugate_bit():
+    base = torch.randn(3, 3, dtype=torch.complex64)
+    view = base.mH
+    moved = sample_checks._on_device(SampleInput(view), "openreg")
+    assert torch.equal(moved.input.cpu(), view.resolve_conj())
+
+
 def test_tensors_the_opinfo_makes_on_the_cpu_stay_there():
     op = OPS["tensor_split"]
     samples = sample_checks.cpu_samples(op, torch.float32)
@@ -107,3 +114,15 @@ def test_a_random_sample_like_the_cpus_but_for_its_values_is_skipped():
 def test_results_only_on_the_cpu_fail_even_when_values_are_not_compared():
     with pytest.raises(AssertionError, match="instead of openreg"):
         sample_checks.compare(torch.ones(3), torch.ones(3), sample_checks.Tolerance(0, 0, values=False), "result")
+
+
+def test_a_sample_whose_cpu_out_variant_disagrees_with_the_cpu_is_skipped():
+    op = OPS["fft.ihfftn"]
+    sample = sample_checks.cpu_samples(op, torch.float32)[3]  # a 1-D transform
+    outcome = sample_checks.check_op(op, torch.float32, "openreg", limit=4)[3]
+    assert outcome.status == "skipped", outcome.reason
+    assert outcome.reason.startswith("the CPU's out= result differs from its own functional result")
+    assert sample.input.dim() == 1
+    assert "Tensor-likes are not close" in outcome.reason
+    # An out= kernel that agrees with the functional call is compared as usual.
+    assert [o.status for o in sample_checks.check_op(OPS["add"], torch.float32, "openreg", limit=3)] == ["passed"] * 3
