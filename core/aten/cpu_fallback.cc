@@ -166,7 +166,11 @@ class FallbackCall {
     const auto arguments = torch::jit::last(stack_, facts_.argument_count);
     switch (facts_.result_kind) {
       case ResultKind::kWrittenArguments:
-        if (EnqueueWritingArguments(arguments)) return;
+        // A kernel that resizes `self` runs at once: the caller gets `self`
+        // back with the shape the kernel gave it.
+        if (!facts_.resizes_self && EnqueueWritingArguments(arguments)) {
+          return;
+        }
         break;
       case ResultKind::kFreshTensors:
         if (EnqueueWithFreshOutputs(arguments)) return;

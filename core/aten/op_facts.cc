@@ -32,6 +32,15 @@ bool IsTensorOrTensorList(const c10::Argument& value) {
   return false;
 }
 
+// In-place ops whose CPU kernel resizes `self`: addbmm_ expands `self` to
+// the product's shape and resizes it to that (so a [1] or [] `self` becomes
+// [n, p]), where structured in-place ops reject a `self` the result
+// broadcasts beyond. Its meta kernel rejects it, so the new shape is not
+// known before the kernel runs.
+bool ResizesSelf(const c10::FunctionSchema& schema) {
+  return schema.name() == "aten::addbmm_";
+}
+
 ResultKind ClassifyResults(const c10::FunctionSchema& schema) {
   bool all_written = true;
   bool all_fresh = true;
@@ -51,6 +60,7 @@ std::unique_ptr<OpFacts> ComputeFacts(const c10::OperatorHandle& op) {
   facts->argument_count = schema.arguments().size();
   facts->result_kind = ClassifyResults(schema);
   facts->accepts_cpu_tensors = absl::StrContains(schema.name(), "index");
+  facts->resizes_self = ResizesSelf(schema);
   for (size_t i = 0; i < schema.arguments().size(); ++i) {
     const c10::Argument& argument = schema.arguments()[i];
     facts->written.push_back(IsWritten(argument));

@@ -54,6 +54,9 @@ struct OpFacts {
   std::optional<c10::OperatorHandle> out_variant;
   // Index ops accept index tensors on the CPU.
   bool accepts_cpu_tensors = false;
+  // An in-place op whose CPU kernel may give `self` a new shape, so its
+  // result's shape is only known once it ran.
+  bool resizes_self = false;
 };
 
 const OpFacts& FactsOf(const c10::OperatorHandle& op);

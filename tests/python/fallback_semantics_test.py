@@ -27,6 +27,31 @@ def test_in_place_op_that_would_broadcast_self_raises_as_on_cpu():
     assert device_small.shape == (5,)
 
 
+@pytest.mark.parametrize("self_shape", [(1,), (), (5, 10)])
+def test_addbmm_in_place_resizes_a_broadcast_self_as_on_cpu(self_shape):
+    # The CPU's addbmm_ grows a self that broadcasts to the product's shape;
+    # the kernel runs before the call returns, so the caller sees the new shape.
+    self_, first, second = torch.randn(self_shape), torch.randn(2, 5, 3), torch.randn(2, 3, 10)
+    expected = self_.clone().addbmm_(first, second, beta=0.5)
+    on_device = self_.to("openreg")
+    returned = on_device.addbmm_(first.to("openreg"), second.to("openreg"), beta=0.5)
+    assert returned is on_device
+    assert on_device.shape == (5, 10)
+    torch.testing.assert_close(on_device.cpu(), expected)
+
+
+def test_addbmm_in_place_with_a_self_that_does_not_broadcast_raises_as_on_cpu():
+    first, second = torch.randn(2, 5, 3), torch.randn(2, 3, 10)
+    with pytest.raises(RuntimeError, match="expand"):
+        torch.randn(4).addbmm_(first, second)
+    on_device = torch.randn(4).to("openreg")
+    with pytest.raises(RuntimeError, match="expand"):
+        on_device.addbmm_(first.to("openreg"), second.to("openreg"))
+        torch.openreg.synchronize()
+    assert on_device.shape == (4,)
+    assert (on_device + 1).shape == (4,)
+
+
 def test_copy_of_a_conjugated_tensor_materializes_the_conjugate():
     z = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64)
     on_device = z.to("openreg")

@@ -158,6 +158,13 @@ RATES_NOTE = [
     "(for instance it has no kernel for the dtype) passes when openreg raises too, and fails when it does not.",
 ]
 
+# op_db's skipped samples are checked without their values (sample_checks.outcome_of).
+SKIPS_CHECKED_NOTE = [
+    "A skipped sample is still checked without its values: openreg must raise where the CPU raises and",
+    "return results of the CPU's structure, shapes and dtypes, on openreg; otherwise it fails. *with checked",
+    "skips* counts these as passes too, as the samples where both sides raise: (passed + skipped) / samples.",
+]
+
 
 def test_name_of(op_full_name: str, dtype: str) -> str:
     return "test_samples_" + op_full_name.replace(".", "_") + "_openreg_" + dtype
@@ -215,8 +222,8 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         "",
         "## Totals",
         "",
-    ] + RATES_NOTE + [""]
-    lines += totals_table(runs, expectations.DTYPES, "OpInfos")
+    ] + RATES_NOTE + SKIPS_CHECKED_NOTE + [""]
+    lines += totals_table(runs, expectations.DTYPES, "OpInfos", checked_skips=True)
     lines += [
         "",
         "Shard run times (the test's shards, each a Bazel test action):",
@@ -320,10 +327,15 @@ def write_part(path: str, suite: str, lines: List[str]) -> None:
         file.write("\n\n".join(parts[each] for each in expectations.SUITES if parts.get(each)) + "\n")
 
 
-def totals_table(runs: List[DriverRun], dtypes: Tuple[str, ...], what: str, digits: int = 1) -> List[str]:
+def totals_table(
+    runs: List[DriverRun], dtypes: Tuple[str, ...], what: str, digits: int = 1, checked_skips: bool = False
+) -> List[str]:
+    """The totals per driver and dtype; `checked_skips` adds the rate counting skipped samples
+    (checked without their values) as passed."""
+    extra = " with checked skips |" if checked_skips else ""
     lines = [
-        f"| driver | dtype | {what} run | samples | passed | failed | skipped | pass rate | of compared |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| driver | dtype | {what} run | samples | passed | failed | skipped | pass rate | of compared |{extra}",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if checked_skips else ""),
     ]
     for run in runs:
         for dtype in list(dtypes) + [None]:
@@ -334,6 +346,7 @@ def totals_table(runs: List[DriverRun], dtypes: Tuple[str, ...], what: str, digi
                 f"| {run.driver} | {dtype or '**all**'} | {len(run.keys_of(dtype))} | {samples} | {total['passed']} | "
                 f"{total['failed']} | {total['skipped']} | {percent(total['passed'], samples, digits)} | "
                 f"{percent(total['passed'], compared, digits)} |"
+                + (f" {percent(total['passed'] + total['skipped'], samples, digits)} |" if checked_skips else "")
             )
     return lines
 
@@ -412,8 +425,8 @@ def write_extra_dtypes_section(runs: List[DriverRun], ci_runs: List[DriverRun], 
         "",
         "### Totals (full run)",
         "",
-    ] + RATES_NOTE + [""]
-    lines += totals_table(runs, expectations.EXTRA_DTYPES, "OpInfos", digits=2)
+    ] + RATES_NOTE + SKIPS_CHECKED_NOTE + [""]
+    lines += totals_table(runs, expectations.EXTRA_DTYPES, "OpInfos", digits=2, checked_skips=True)
     without_full_run = [driver for driver in DRIVERS if driver not in {run.driver for run in runs}]
     if without_full_run:
         lines += [

@@ -53,6 +53,9 @@ class SampleOutcome:
 class Tolerance:
     atol: float
     rtol: float
+    # False where the CPU's values are no reference: only what the results
+    # are (structure, shapes, dtypes, device) is compared.
+    values: bool = True
 
 
 def _decorate_infos(info) -> List[DecorateInfo]:
@@ -124,23 +127,93 @@ def tolerance_for(op, dtype: torch.dtype, comparison: CpuComparison = OP_DB_COMP
     return Tolerance(atol, rtol)
 
 
-def to_device(device: str) -> Callable:
+def _names_the_cpu(value: Any) -> bool:
+    """Whether `value` is a device argument naming the CPU ("cpu", "cpu:0" or a torch.device)."""
+    if isinstance(value, torch.device):
+        return value.type == "cpu"
+    return isinstance(value, str) and value in ("cpu", "cpu:0")
+
+
+def _moved_view(view: torch.Tensor, bases: dict, device: str) -> Optional[torch.Tensor]:
+    """`view` on `device` as a view of its base moved there, with the same sizes, strides and offset.
+
+    Ops like as_strided read the storage around a view, and autograd treats a
+    view of a tensor that requires grad as part of its base's graph: copying
+    the view alone loses both. `bases` maps id(base) to the base on the device,
+    so views sharing a base share it there too. None when the view cannot be
+    rebuilt from its base's memory (a view of another dtype, other than the
+    real part of a complex tensor).
+    """
+    base = view._base
+    storage_view = base
+    if view.dtype != base.dtype:
+        if not (base.is_complex() and view.dtype == base.real.dtype):
+            return None
+        storage_view = torch.view_as_real(base)
+    # A lazily conjugated or negated view (x.mH) reads its memory through
+    # bits as_strided does not carry over.
+    if storage_view.storage_offset() != 0 or any(t.is_conj() or t.is_neg() for t in (base, view)):
+        return None
+    if id(base) not in bases:
+        bases[id(base)] = base.detach().to(device).requires_grad_(base.requires_grad)
+    moved_base = bases[id(base)]
+    # SampleInput.transform moves under no_grad. A view made with grad mode on
+    # is in its base's graph; one made under no_grad (as OpInfos make most
+    # samples) is not, and autograd gives it no gradient: the same here.
+    with torch.set_grad_enabled(view.grad_fn is not None):
+        memory = torch.view_as_real(moved_base) if storage_view is not base else moved_base
+        moved = memory.as_strided(view.size(), view.stride(), view.storage_offset())
+    if view.requires_grad and not moved.requires_grad:
+        moved.requires_grad_(True)
+    return moved
+
+
+def to_device(device: str, keep_on_cpu: frozenset = frozenset()) -> Callable:
+    """Moves a sample's values to `device` as PyTorch's device tests make them there.
+
+    Tensors go to the device, views as views of their base; tensors whose
+    position (in the order SampleInput.transform visits them) is in
+    `keep_on_cpu` stay on the CPU, where the OpInfo makes them on every device
+    (tensor_split's indices).
+    """
+    bases: dict = {}
+    position = iter(range(1 << 30))
+
     def move(value):
         # SampleInput.transform passes dtypes too.
-        if isinstance(value, torch.Tensor):
-            moved = value.detach().to(device)
-            return moved.requires_grad_(value.requires_grad)
-        return value
+        if not isinstance(value, torch.Tensor):
+            return value
+        if next(position) in keep_on_cpu:
+            return value.detach().clone().requires_grad_(value.requires_grad)
+        if value._base is not None:
+            moved = _moved_view(value, bases, device)
+            if moved is not None:
+                return moved
+        moved = value.detach().to(device)
+        return moved.requires_grad_(value.requires_grad)
 
     return move
 
 
-def _on_device(sample, device: str):
-    moved = sample.transform(to_device(device))
+def _renamed_devices(value: Any, device: str) -> Any:
+    """`value` with every argument naming the CPU as a device naming `device`
+    (the OpInfo names the device the samples are made for: `to`'s positional one)."""
+    if _names_the_cpu(value):
+        return device
+    if isinstance(value, (list, tuple)):
+        return type(value)(_renamed_devices(each, device) for each in value)
+    if isinstance(value, dict):
+        return {key: _renamed_devices(each, device) for key, each in value.items()}
+    return value
+
+
+def _on_device(sample, device: str, keep_on_cpu: frozenset = frozenset()):
+    moved = sample.transform(to_device(device, keep_on_cpu))
+    moved.args = _renamed_devices(moved.args, device)
+    moved.kwargs = _renamed_devices(moved.kwargs, device)
     # Factory ops name the device in their keyword arguments.
-    for key, value in list(moved.kwargs.items()):
-        if isinstance(value, (str, torch.device)) and key == "device":
-            moved.kwargs[key] = device
+    if isinstance(moved.kwargs.get("device"), (str, torch.device)):
+        moved.kwargs["device"] = device
     return moved
 
 
@@ -164,12 +237,34 @@ def _wrong_devices(value: Any) -> List[str]:
     ]
 
 
+def _compare_structure(device_result: Any, cpu_result: Any, what: str) -> None:
+    """Raises AssertionError when the results differ in anything but their values."""
+    device_leaves, device_spec = tree_flatten(device_result)
+    cpu_leaves, cpu_spec = tree_flatten(cpu_result)
+    if device_spec != cpu_spec:
+        raise AssertionError(f"{what}: openreg returns {device_spec}, the CPU {cpu_spec}")
+    for device_leaf, cpu_leaf in zip(device_leaves, cpu_leaves):
+        if isinstance(cpu_leaf, torch.Tensor) != isinstance(device_leaf, torch.Tensor):
+            raise AssertionError(f"{what}: openreg returns {type(device_leaf)}, the CPU {type(cpu_leaf)}")
+        if isinstance(cpu_leaf, torch.Tensor) and (
+            device_leaf.shape != cpu_leaf.shape or device_leaf.dtype != cpu_leaf.dtype
+        ):
+            raise AssertionError(
+                f"{what}: openreg returns a {device_leaf.dtype} tensor of shape {list(device_leaf.shape)}, "
+                f"the CPU a {cpu_leaf.dtype} tensor of shape {list(cpu_leaf.shape)}"
+            )
+
+
 def compare(device_result: Any, cpu_result: Any, tolerance: Tolerance, what: str) -> None:
-    """Raises AssertionError naming `what` when the results differ."""
+    """Raises AssertionError naming `what` when the results differ (only in their values
+    when `tolerance.values`)."""
     wrong = _wrong_devices(device_result)
     cpu_leaves = [leaf for leaf in tree_flatten(cpu_result)[0] if isinstance(leaf, torch.Tensor)]
     if wrong and len(cpu_leaves) > 0:
         raise AssertionError(f"{what}: results on {wrong} instead of openreg")
+    if not tolerance.values:
+        _compare_structure(device_result, cpu_result, what)
+        return
     try:
         torch.testing.assert_close(
             _to_cpu(device_result),
@@ -257,14 +352,18 @@ def _out_like(result: Any, device: str) -> Any:
     )
 
 
-def _check_out(op, cpu_sample, device: str, cpu_result, tolerance: Tolerance) -> None:
+def _check_out(op, cpu_sample, device: str, cpu_result, tolerance: Tolerance, keep_on_cpu: frozenset) -> None:
     leaves = tree_flatten(cpu_result)[0]
     if not leaves or not all(isinstance(leaf, torch.Tensor) for leaf in leaves):
         return
     cpu_copy = _detached_copy(cpu_sample)
-    device_copy = _on_device(cpu_copy, device)
-    out = _out_like(cpu_result.detach() if isinstance(cpu_result, torch.Tensor) else _to_cpu(cpu_result), device)
+    device_copy = _on_device(cpu_copy, device, keep_on_cpu)
     cpu_out = _out_like(_to_cpu(cpu_result), "cpu")
+    # Both sides' out= tensors start with the same contents: some CPU out=
+    # kernels read them (fft.ihfftn's, for 1-D and last-dimension transforms,
+    # whose out= result then differs from the functional one), and openreg
+    # runs those kernels too.
+    out = tree_map(lambda v: v.to(device) if isinstance(v, torch.Tensor) else v, cpu_out)
 
     def device_call():
         _call(op, device_copy, out=out)
@@ -277,10 +376,10 @@ def _check_out(op, cpu_sample, device: str, cpu_result, tolerance: Tolerance) ->
     check_call(cpu_call, device_call, tolerance, "out=")
 
 
-def _check_inplace(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
+def _check_inplace(op, cpu_sample, device: str, tolerance: Tolerance, keep_on_cpu: frozenset) -> None:
     inplace = op.get_inplace()
     cpu_copy = _detached_copy(cpu_sample)
-    device_copy = _on_device(cpu_copy, device)
+    device_copy = _on_device(cpu_copy, device, keep_on_cpu)
     cpu_copy = _detached_copy(cpu_copy)
 
     def run(sample):
@@ -293,9 +392,13 @@ def _check_inplace(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
     check_call(run(cpu_copy), run(device_copy), tolerance, "in-place")
 
 
-def check_sample(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
-    """Raises AssertionError describing the first check `cpu_sample` fails on openreg."""
-    device_sample = _on_device(cpu_sample, device)
+def check_sample(op, cpu_sample, device: str, tolerance: Tolerance, keep_on_cpu: frozenset = frozenset()) -> None:
+    """Raises AssertionError describing the first check `cpu_sample` fails on openreg.
+
+    `keep_on_cpu`: the positions of the sample's tensors the OpInfo makes on
+    the CPU on every device (`cpu_pinned_tensors`).
+    """
+    device_sample = _on_device(cpu_sample, device, keep_on_cpu)
     torch.manual_seed(SAMPLE_SEED)
     cotangent_state = torch.get_rng_state()
     cpu_result = check_call(
@@ -307,20 +410,30 @@ def check_sample(op, cpu_sample, device: str, tolerance: Tolerance) -> None:
         torch.set_rng_state(cotangent_state)
         _check_gradients(op, cpu_sample, device_sample, cpu_result, tolerance)
     if op.supports_out:
-        _check_out(op, cpu_sample, device, cpu_result, tolerance)
+        _check_out(op, cpu_sample, device, cpu_result, tolerance, keep_on_cpu)
     if op.get_inplace() is not None and isinstance(cpu_sample.input, torch.Tensor):
-        _check_inplace(op, cpu_sample, device, tolerance)
+        _check_inplace(op, cpu_sample, device, tolerance, keep_on_cpu)
 
 
 def is_random(call: Callable[[], Any]) -> bool:
-    """Whether the results of `call` (on the CPU) depend on the random seed."""
+    """Whether the results of `call` (on the CPU) depend on the random seed.
+
+    Some OpInfos seed the generator inside their op (wrapper_set_seed's
+    torch.manual_seed(42), for randn or alpha_dropout), so their CPU values
+    repeat whatever the seed before the call: every seed the call sets is
+    shifted too, by the same amount as the seed set here.
+    """
     results = []
-    for seed in (SAMPLE_SEED, SAMPLE_SEED + 1):
-        torch.manual_seed(seed)
+    manual_seed = torch.manual_seed
+    for shift in (0, 1):
+        manual_seed(SAMPLE_SEED + shift)
+        torch.manual_seed = lambda seed, shift=shift: manual_seed(seed + shift)
         try:
             results.append(_to_cpu(call()))
         except Exception:  # e.g. a copy loses what the sample's storage holds beyond its view (as_strided)
             return False
+        finally:
+            torch.manual_seed = manual_seed
     try:
         torch.testing.assert_close(results[0], results[1], equal_nan=True)
     except AssertionError:
@@ -328,10 +441,55 @@ def is_random(call: Callable[[], Any]) -> bool:
     return False
 
 
+def _requires_grad(op, dtype: torch.dtype) -> bool:
+    return op.supports_autograd and dtype in op.supported_backward_dtypes("cpu")
+
+
 def cpu_samples(op, dtype: torch.dtype) -> list:
     torch.manual_seed(SAMPLE_SEED)
-    requires_grad = op.supports_autograd and dtype in op.supported_backward_dtypes("cpu")
-    return list(op.sample_inputs("cpu", dtype, requires_grad=requires_grad))
+    return list(op.sample_inputs("cpu", dtype, requires_grad=_requires_grad(op, dtype)))
+
+
+def _tensors(sample) -> List[torch.Tensor]:
+    """The sample's tensors in the order SampleInput.transform visits them."""
+    found = []
+    sample.transform(lambda value: found.append(value) if isinstance(value, torch.Tensor) else None)
+    return found
+
+
+def _has_integer_arguments(sample) -> bool:
+    leaves = tree_flatten((sample.args, sample.kwargs))[0]
+    return any(isinstance(leaf, torch.Tensor) and not leaf.is_floating_point() and not leaf.is_complex() for leaf in leaves)
+
+
+def cpu_pinned_tensors(op, dtype: torch.dtype, samples: list) -> List[frozenset]:
+    """For each sample, the positions of the tensors the OpInfo makes on the CPU for every device.
+
+    PyTorch's device tests make the samples on the device, and an OpInfo
+    keeps some arguments on the CPU there (tensor_split's indices, which it
+    takes only on the CPU): the sample function makes them without its
+    device. Making the samples on the meta device shows which: they come out
+    on the CPU. Only index arguments are made so, so only OpInfos whose
+    samples have integer tensor arguments are asked; an OpInfo whose samples
+    cannot be made on the meta device keeps all on the device.
+    """
+    none = [frozenset()] * len(samples)
+    if not any(_has_integer_arguments(sample) for sample in samples):
+        return none
+    try:
+        meta = list(op.sample_inputs("meta", dtype, requires_grad=_requires_grad(op, dtype)))
+    except Exception:  # a sample function that reads values: nothing is known
+        return none
+    if len(meta) != len(samples):
+        return none
+    pinned = []
+    for meta_sample, sample in zip(meta, samples):
+        meta_tensors, tensors = _tensors(meta_sample), _tensors(sample)
+        if len(meta_tensors) != len(tensors):
+            pinned.append(frozenset())
+            continue
+        pinned.append(frozenset(i for i, tensor in enumerate(meta_tensors) if tensor.device.type == "cpu"))
+    return pinned
 
 
 def check_op(op, dtype: torch.dtype, device: str, limit: Optional[int] = None) -> List[SampleOutcome]:
@@ -343,31 +501,53 @@ def check_op(op, dtype: torch.dtype, device: str, limit: Optional[int] = None) -
     """
     not_comparable = declared_skip(op, dtype)
     tolerance = tolerance_for(op, dtype)
+    without_values = dataclasses.replace(tolerance, values=False)
+    samples = cpu_samples(op, dtype)[:limit]
+    pinned = cpu_pinned_tensors(op, dtype, samples)
     return [
         outcome_of(
             index,
-            lambda: check_sample(op, sample, device, tolerance),
+            lambda: check_sample(op, sample, device, tolerance, keep_on_cpu),
             not_comparable,
             lambda: _call(op, _detached_copy(sample)),
+            lambda: check_sample(op, sample, device, without_values, keep_on_cpu),
         )
-        for index, sample in enumerate(cpu_samples(op, dtype)[:limit])
+        for index, (sample, keep_on_cpu) in enumerate(zip(samples, pinned))
     ]
 
 
-def outcome_of(index: int, check: Callable[[], None], not_comparable: Optional[str], cpu_call: Callable) -> SampleOutcome:
+def outcome_of(
+    index: int,
+    check: Callable[[], None],
+    not_comparable: Optional[str],
+    cpu_call: Callable,
+    check_without_values: Optional[Callable[[], None]] = None,
+) -> SampleOutcome:
     """Runs `check` (which raises AssertionError on a difference from the CPU) and classifies it.
 
     A difference is a skip when the CPU's result is no reference: the test
-    info says so (`not_comparable`), or `cpu_call`'s result changes with the seed.
+    info says so (`not_comparable`), or `cpu_call`'s result changes with the
+    seed. Then `check_without_values`, when given, must still pass: openreg
+    raises where the CPU does and returns results of the same structure,
+    shapes, dtypes, on openreg; otherwise the sample fails.
     """
     try:
         check()
         return SampleOutcome(index, "passed")
     except AssertionError as error:
         if not_comparable is not None:
-            return SampleOutcome(index, "skipped", not_comparable)
-        if is_random(cpu_call):
-            return SampleOutcome(index, "skipped", "random: the CPU's values change with the seed")
-        return SampleOutcome(index, "failed", str(error))
+            reason = not_comparable
+        elif is_random(cpu_call):
+            reason = "random: the CPU's values change with the seed"
+        else:
+            return SampleOutcome(index, "failed", str(error))
+        if check_without_values is not None:
+            try:
+                check_without_values()
+            except AssertionError as other:
+                return SampleOutcome(index, "failed", f"{other} (values not compared: {reason})")
+            except Exception as other:  # a harness error is a failure too, with its reason
+                return SampleOutcome(index, "failed", f"{type(other).__name__}: {other}")
+        return SampleOutcome(index, "skipped", reason)
     except Exception as error:  # a harness error is a failure too, with its reason
         return SampleOutcome(index, "failed", f"{type(error).__name__}: {error}")
