@@ -1,0 +1,136 @@
+// Scaled dot-product attention as one kernel, as on the CPU.
+//
+// F.scaled_dot_product_attention asks a per-device DispatchStub which backend
+// to use. A device that registers none gets the math decomposition: about
+// fifteen ops forward and twice that backward per attention call (scale,
+// matmul, causal mask built with tril/where/isneginf, safe softmax, matmul),
+// each paying the per-op cost; in the GPT-2-style bench model they were most
+// of the ops openreg ran beyond the CPU's (docs/performance.md, "Model
+// steps"). The CPU picks its fused flash-attention kernel instead.
+//
+// openreg makes the CPU's choice: where the CPU would run its flash kernel,
+// the stub answers "overrideable", so ATen calls
+// _scaled_dot_product_fused_attention_overrideable (and, from autograd, its
+// backward), which run the CPU's flash kernels on the device's memory through
+// the CPU-kernel fallback machinery. Everywhere else (dropout, a mask that
+// needs a gradient, shapes the CPU kernel does not take) it answers what the
+// CPU answers, the math decomposition, so results match the CPU's.
+#include <ATen/SDPBackend.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <ATen/native/transformers/attention.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include <array>
+#include <optional>
+#include <tuple>
+
+#include "core/aten/cpu_fallback.h"
+#include "core/aten/native_ops.h"
+
+namespace openreg {
+namespace {
+
+c10::OperatorHandle FindOp(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+}
+
+int64_t FusedSdpChoice(const at::Tensor& query, const at::Tensor& key,
+                       const at::Tensor& value,
+                       const std::optional<at::Tensor>& attn_mask,
+                       double dropout_p, bool is_causal,
+                       std::optional<double> scale, bool enable_gqa) {
+  // The CPU's choice reads only sizes, strides, dtypes and flags.
+  const int64_t cpu_choice = at::native::_fused_sdp_choice_stub(
+      c10::DeviceType::CPU, query, key, value, attn_mask, dropout_p, is_causal,
+      scale, enable_gqa);
+  if (cpu_choice != static_cast<int64_t>(at::SDPBackend::flash_attention)) {
+    return cpu_choice;
+  }
+  // The overrideable op's backward returns no mask gradient, and dropout
+  // would draw from the CPU generator rather than the device's: both stay on
+  // the math decomposition, whose ops do both the device's way.
+  const bool mask_needs_grad = attn_mask.has_value() && attn_mask->defined() &&
+                               attn_mask->requires_grad();
+  if (dropout_p != 0.0 || mask_needs_grad) {
+    return static_cast<int64_t>(at::SDPBackend::math);
+  }
+  return static_cast<int64_t>(at::SDPBackend::overrideable);
+}
+
+// An empty tensor on the query's device for the results the CPU kernel does
+// not have (sequence offsets and random state of variable-length and dropout
+// kernels, the debug mask); autograd hands them back to the backward unread.
+at::Tensor Unused(const at::Tensor& like) {
+  return at::empty({0}, like.options().dtype(at::kLong));
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt,
+           c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
+FusedAttention(const at::Tensor& query, const at::Tensor& key,
+               const at::Tensor& value,
+               const std::optional<at::Tensor>& attn_bias, double dropout_p,
+               bool is_causal, bool /*return_debug_mask*/,
+               std::optional<double> scale) {
+  static const c10::OperatorHandle forward =
+      FindOp("aten::_scaled_dot_product_flash_attention_for_cpu");
+  torch::jit::Stack stack;
+  torch::jit::push(stack, query, key, value, dropout_p, is_causal, attn_bias,
+                   scale);
+  RunCpuKernelOf(forward, &stack);
+  at::Tensor output = stack[0].toTensor();
+  at::Tensor logsumexp = stack[1].toTensor();
+  // (batch, heads, length, width): the longest query and key sequences.
+  return {output,
+          logsumexp,
+          Unused(query),
+          Unused(query),
+          c10::SymInt(query.size(-2)),
+          c10::SymInt(key.size(-2)),
+          Unused(query),
+          Unused(query),
+          Unused(query)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+FusedAttentionBackward(const at::Tensor& grad_out, const at::Tensor& query,
+                       const at::Tensor& key, const at::Tensor& value,
+                       const at::Tensor& attn_bias,
+                       std::array<bool, 4> /*grad_input_mask*/,
+                       const at::Tensor& out, const at::Tensor& logsumexp,
+                       const at::Tensor& /*cum_seq_q*/,
+                       const at::Tensor& /*cum_seq_k*/, c10::SymInt /*max_q*/,
+                       c10::SymInt /*max_k*/, double dropout_p, bool is_causal,
+                       const at::Tensor& /*philox_seed*/,
+                       const at::Tensor& /*philox_offset*/,
+                       std::optional<double> scale) {
+  static const c10::OperatorHandle backward =
+      FindOp("aten::_scaled_dot_product_flash_attention_for_cpu_backward");
+  std::optional<at::Tensor> mask;
+  if (attn_bias.defined()) mask = attn_bias;
+  torch::jit::Stack stack;
+  torch::jit::push(stack, grad_out, query, key, value, out, logsumexp,
+                   dropout_p, is_causal, mask, scale);
+  RunCpuKernelOf(backward, &stack);
+  // FusedSdpChoice never picks this kernel for a mask that needs a gradient.
+  return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor(),
+          at::Tensor()};
+}
+
+}  // namespace
+
+void RegisterAttentionKernels(torch::Library& m) {
+  m.impl("_scaled_dot_product_fused_attention_overrideable",
+         TORCH_FN(FusedAttention));
+  m.impl("_scaled_dot_product_fused_attention_overrideable_backward",
+         TORCH_FN(FusedAttentionBackward));
+}
+
+}  // namespace openreg
+
+// The macro names the stub's types unqualified: it must expand in ATen's
+// namespace.
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &openreg::FusedSdpChoice)
+}  // namespace at::native
