@@ -20,6 +20,7 @@
 #include <ATen/core/stack.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <torch/library.h>
 
 #include <array>
@@ -53,17 +54,31 @@ int64_t FusedSdpChoice(const at::Tensor& query, const at::Tensor& key,
   // the math decomposition, whose ops do both the device's way.
   const bool mask_needs_grad = attn_mask.has_value() && attn_mask->defined() &&
                                attn_mask->requires_grad();
-  if (dropout_p != 0.0 || mask_needs_grad) {
+  // Compiled graphs size the fused op's results with its meta function
+  // (torch/_meta_registrations.py), whose layout FusedAttention matches for
+  // 4-d inputs whose values are as wide as the queries.
+  const bool meta_layout =
+      query.dim() == 4 && value.dim() == 4 && value.size(-1) == query.size(-1);
+  if (dropout_p != 0.0 || mask_needs_grad || !meta_layout) {
     return static_cast<int64_t>(at::SDPBackend::math);
   }
   return static_cast<int64_t>(at::SDPBackend::overrideable);
 }
 
-// An empty tensor on the query's device for the results the CPU kernel does
-// not have (sequence offsets and random state of variable-length and dropout
-// kernels, the debug mask); autograd hands them back to the backward unread.
-at::Tensor Unused(const at::Tensor& like) {
-  return at::empty({0}, like.options().dtype(at::kLong));
+// A scalar on the query's device for the random state of dropout kernels,
+// which the CPU kernel does not have; autograd hands it back unread.
+at::Tensor UnusedSeed(const at::Tensor& like) {
+  return at::empty({}, like.options().dtype(at::kLong));
+}
+
+// `result` in the layout the meta function gives (the query's, and a
+// contiguous logsumexp): compiled code checks the strides of what a fallback
+// kernel returns. The CPU kernel writes (batch, length, heads, width)-major,
+// which is already that layout for heads split from one projection (the
+// usual case, so no copy there).
+at::Tensor InLayoutOf(const at::Tensor& result, const at::Tensor& layout) {
+  if (result.strides() == layout.strides()) return result;
+  return layout.copy_(result);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt,
@@ -79,18 +94,20 @@ FusedAttention(const at::Tensor& query, const at::Tensor& key,
   torch::jit::push(stack, query, key, value, dropout_p, is_causal, attn_bias,
                    scale);
   RunCpuKernelOf(forward, &stack);
-  at::Tensor output = stack[0].toTensor();
-  at::Tensor logsumexp = stack[1].toTensor();
+  const at::Tensor output =
+      InLayoutOf(stack[0].toTensor(),
+                 at::empty_like(query.transpose(1, 2)).transpose(1, 2));
+  const at::Tensor logsumexp = stack[1].toTensor().contiguous();
   // (batch, heads, length, width): the longest query and key sequences.
   return {output,
           logsumexp,
-          Unused(query),
-          Unused(query),
+          at::Tensor(),
+          at::Tensor(),
           c10::SymInt(query.size(-2)),
           c10::SymInt(key.size(-2)),
-          Unused(query),
-          Unused(query),
-          Unused(query)};
+          UnusedSeed(query),
+          UnusedSeed(query),
+          at::Tensor()};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>

@@ -121,3 +121,22 @@ def test_bad_shapes_raise_the_cpus_error(shapes):
     assert str(cpu_error.value).split("\n")[0] in str(device_error.value)
     # The process keeps working.
     test_fused_kernel_replaces_the_decomposition()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "split heads"])
+def test_results_have_the_meta_functions_layout(layout):
+    # Compiled graphs size the fused op's results with its meta function and
+    # check the strides of what the kernel returns.
+    if layout == "contiguous":
+        query, key, value = (randn((2, 4, 12, 8), seed=seed).openreg() for seed in (1, 2, 3))
+    else:
+        packed = randn((2, 12, 3 * 32), seed=5).openreg()
+        query, key, value = (part.view(2, 12, 4, 8).transpose(1, 2) for part in packed.split(32, dim=2))
+    fused = torch.ops.aten._scaled_dot_product_fused_attention_overrideable
+    results = fused(query, key, value, is_causal=True)
+    expected = fused(query.to("meta"), key.to("meta"), value.to("meta"), is_causal=True)
+    for result, meta in zip(results, expected):
+        if isinstance(meta, torch.Tensor):
+            assert result.shape == meta.shape and result.stride() == meta.stride()
+    reference = F.scaled_dot_product_attention(query.cpu(), key.cpu(), value.cpu(), is_causal=True)
+    assert_same(results[0], reference)
