@@ -130,9 +130,14 @@ FusedAttentionBackward(const at::Tensor& grad_out, const at::Tensor& query,
   torch::jit::push(stack, grad_out, query, key, value, out, logsumexp,
                    dropout_p, is_causal, mask, scale);
   RunCpuKernelOf(backward, &stack);
+  // The meta function gives each gradient its input's layout (empty_like).
+  const auto like = [](const at::Tensor& gradient, const at::Tensor& input) {
+    if (gradient.strides() == input.strides()) return gradient;
+    return InLayoutOf(gradient, at::empty_like(input));
+  };
   // FusedSdpChoice never picks this kernel for a mask that needs a gradient.
-  return {stack[0].toTensor(), stack[1].toTensor(), stack[2].toTensor(),
-          at::Tensor()};
+  return {like(stack[0].toTensor(), query), like(stack[1].toTensor(), key),
+          like(stack[2].toTensor(), value), at::Tensor()};
 }
 
 }  // namespace

@@ -140,3 +140,16 @@ def test_results_have_the_meta_functions_layout(layout):
             assert result.shape == meta.shape and result.stride() == meta.stride()
     reference = F.scaled_dot_product_attention(query.cpu(), key.cpu(), value.cpu(), is_causal=True)
     assert_same(results[0], reference)
+    backward = torch.ops.aten._scaled_dot_product_fused_attention_overrideable_backward
+
+    def gradients(device):
+        def on(t):
+            return t.to(device) if isinstance(t, torch.Tensor) else t
+
+        out, logsumexp = results[0], results[1]
+        return backward(on(torch.ones_like(out)), on(query), on(key), on(value), None, [True, True, True, False],
+                        on(out), on(logsumexp), None, None, results[4], results[5], 0.0, True, on(results[6]),
+                        on(results[7]))
+
+    for gradient, meta in zip(gradients("openreg")[:3], gradients("meta")[:3]):
+        assert gradient.shape == meta.shape and gradient.stride() == meta.stride()
