@@ -78,6 +78,11 @@ void RegisterMatmulKernels(torch::Library& m);
 // Registers sum.dim_IntList and mean.dim (functional, out=) the same way.
 void RegisterReductionKernels(torch::Library& m);
 
+// --- Attention (attention_ops.cc) -------------------------------------------
+// Registers the fused scaled dot-product attention kernels (the CPU's flash
+// attention on the stream) and, for PrivateUse1, the stub that chooses them.
+void RegisterAttentionKernels(torch::Library& m);
+
 // --- Fused recurrent cells (recurrent_ops.cc) ----------------------------------
 std::tuple<at::Tensor, at::Tensor, at::Tensor> FusedLstmCell(
     const at::Tensor& input_gates, const at::Tensor& hidden_gates,
