@@ -502,8 +502,10 @@ def check_op(op, dtype: torch.dtype, device: str, limit: Optional[int] = None) -
     not_comparable = declared_skip(op, dtype)
     tolerance = tolerance_for(op, dtype)
     without_values = dataclasses.replace(tolerance, values=False)
-    samples = cpu_samples(op, dtype)[:limit]
-    pinned = cpu_pinned_tensors(op, dtype, samples)
+    # The meta samples line up with the whole list, not with its first `limit`.
+    all_samples = cpu_samples(op, dtype)
+    pinned = cpu_pinned_tensors(op, dtype, all_samples)[:limit]
+    samples = all_samples[:limit]
     return [
         outcome_of(
             index,

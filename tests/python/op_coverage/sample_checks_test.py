@@ -64,6 +64,13 @@ def test_tensors_the_opinfo_makes_on_the_cpu_stay_there():
     assert moved.args[0].device.type == "cpu"
 
 
+def test_tensors_made_on_the_cpu_stay_there_under_a_sample_limit():
+    # CI runs the op_db with a sample limit: the first samples must be kept
+    # on the CPU as in the whole list.
+    outcomes = sample_checks.check_op(OPS["tensor_split"], torch.float32, "openreg", limit=2)
+    assert [o.status for o in outcomes] == ["passed"] * 2, [o.reason for o in outcomes]
+
+
 def test_an_opinfo_without_integer_arguments_is_not_made_again():
     op = OPS["add"]
     samples = sample_checks.cpu_samples(op, torch.float32)[:3]
