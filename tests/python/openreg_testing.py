@@ -36,6 +36,17 @@ def assert_same(openreg_result: torch.Tensor, cpu_result: torch.Tensor, **tolera
     torch.testing.assert_close(openreg_result.cpu(), cpu_result, **tolerances)
 
 
+def seeded_tensor(dtype: torch.dtype, shape, seed: int = 0, integers=(-4, 5)) -> torch.Tensor:
+    """A CPU tensor of `dtype` from a generator seeded with `seed`: normal floats
+    (and complex), 0/1 booleans, integers in [integers[0], integers[1])."""
+    generator = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point or dtype.is_complex:
+        return torch.randn(shape, generator=generator).to(dtype)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=generator).bool()
+    return torch.randint(*integers, shape, generator=generator).to(dtype)
+
+
 def use_shared_inductor_cache() -> None:
     """Points Inductor's caches at the user's cache folder, outside the clone
     and outside Bazel's per-test temporary HOME, unless TORCHINDUCTOR_CACHE_DIR

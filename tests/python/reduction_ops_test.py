@@ -6,19 +6,10 @@ and errors, functional and out=, on every layout."""
 import pytest
 import torch
 
-from openreg_testing import assert_same
+from openreg_testing import assert_same, seeded_tensor
 
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
           torch.bool]
-
-
-def sample(dtype, shape, seed=0):
-    generator = torch.Generator().manual_seed(seed)
-    if dtype.is_floating_point or dtype.is_complex:
-        return torch.randn(shape, generator=generator).to(dtype)
-    if dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=generator).bool()
-    return torch.randint(-4, 5, shape, generator=generator).to(dtype)
 
 
 def same_as_cpu(function, tensor, *arguments, **keywords):
@@ -47,14 +38,14 @@ DIMS = [(0,), (1,), (-1,), (0, 2), (), None]
 @pytest.mark.parametrize("dim", DIMS, ids=str)
 @pytest.mark.parametrize("op", [torch.sum, torch.mean], ids=["sum", "mean"])
 def test_functional(op, dim, keepdim, dtype):
-    same_as_cpu(lambda t: op(t, dim, keepdim=keepdim), sample(dtype, (3, 4, 5)))
+    same_as_cpu(lambda t: op(t, dim, keepdim=keepdim), seeded_tensor(dtype, (3, 4, 5)))
 
 
 @pytest.mark.parametrize("op", [torch.sum, torch.mean], ids=["sum", "mean"])
 def test_dtype_argument(op):
     for source, target in [(torch.float32, torch.float64), (torch.float16, torch.float32),
                            (torch.float64, torch.float32), (torch.float32, torch.int64)]:
-        same_as_cpu(lambda t: op(t, (1,), dtype=target), sample(source, (3, 4)))
+        same_as_cpu(lambda t: op(t, (1,), dtype=target), seeded_tensor(source, (3, 4)))
 
 
 @pytest.mark.parametrize("op", [torch.sum, torch.mean], ids=["sum", "mean"])
@@ -66,21 +57,21 @@ def test_out_resizes_and_returns_out(op, out_shape):
         assert op(tensor, (0,), out=out) is out
         return out
 
-    same_as_cpu(with_out, sample(torch.float32, (6, 3)))
+    same_as_cpu(with_out, seeded_tensor(torch.float32, (6, 3)))
     # An out= tensor of another dtype: the CPU's error.
     same_as_cpu(lambda t: op(t, (0,), out=torch.empty(3, dtype=torch.float64, device=t.device)),
-                sample(torch.float32, (6, 3)))
+                seeded_tensor(torch.float32, (6, 3)))
 
 
 def test_views_and_non_contiguous_inputs():
-    x = sample(torch.float32, (6, 8, 5))
+    x = seeded_tensor(torch.float32, (6, 8, 5))
     for view in [lambda t: t.transpose(0, 2), lambda t: t[::2, 1::3], lambda t: t[:, :1].expand(6, 4, 5),
                  lambda t: t.permute(2, 0, 1)[1:]]:
         same_as_cpu(lambda t: torch.sum(view(t), (0, 1)), x)
         same_as_cpu(lambda t: torch.mean(view(t), -1, keepdim=True), x)
-    same_as_cpu(torch.sum, sample(torch.float32, (0, 4)), (0,))
-    same_as_cpu(torch.mean, sample(torch.float32, (0, 4)), (1,))
-    same_as_cpu(torch.sum, sample(torch.float32, ()), ())
+    same_as_cpu(torch.sum, seeded_tensor(torch.float32, (0, 4)), (0,))
+    same_as_cpu(torch.mean, seeded_tensor(torch.float32, (0, 4)), (1,))
+    same_as_cpu(torch.sum, seeded_tensor(torch.float32, ()), ())
 
 
 def test_errors_come_at_the_call():
