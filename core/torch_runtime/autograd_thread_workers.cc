@@ -24,14 +24,6 @@ namespace {
 // enough that CPU work after it soon runs at full speed.
 constexpr absl::Duration kIdleBeforeRelease = absl::Milliseconds(50);
 
-bool OnAutogradDeviceThread() {
-  // PyTorch names the threads its autograd engine starts for devices
-  // "pt_autograd_<index>" (torch/csrc/autograd/engine.cpp).
-  thread_local const bool on_autograd_thread =
-      c10::getThreadName().rfind("pt_autograd_", 0) == 0;
-  return on_autograd_thread;
-}
-
 // The node of the one-node graph: runs on the device's autograd thread.
 class ReleaseWorkersNode final : public torch::autograd::Node {
  public:
@@ -162,6 +154,14 @@ class AutogradThreadWorkerReleaser {
 
 void StopReleasingAutogradThreadWorkers() {
   AutogradThreadWorkerReleaser::Get().Stop();
+}
+
+bool OnAutogradDeviceThread() {
+  // PyTorch names the threads its autograd engine starts for devices
+  // "pt_autograd_<index>" (torch/csrc/autograd/engine.cpp).
+  thread_local const bool on_autograd_thread =
+      c10::getThreadName().rfind("pt_autograd_", 0) == 0;
+  return on_autograd_thread;
 }
 
 void NoteWorkOnThisThread(c10::DeviceIndex device) {

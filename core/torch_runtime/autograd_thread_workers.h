@@ -30,6 +30,9 @@ namespace openreg {
 // Called by every piece of work the core runs, on the thread running it.
 void NoteWorkOnThisThread(c10::DeviceIndex device);
 
+// Whether the calling thread is one of the autograd engine's device threads.
+bool OnAutogradDeviceThread();
+
 // Stops the releaser thread for good, waiting for a release in progress.
 void StopReleasingAutogradThreadWorkers();
 

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
+#include "core/torch_runtime/backward_thread.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/torch_status.h"
@@ -166,6 +167,9 @@ InFlightWork& InFlight() {
 }
 
 thread_local bool inside_enqueued_work = false;
+// How many pieces of work the driver ran on this thread: a launch that
+// changes it ran its work inline.
+thread_local uint64_t work_run_on_this_thread = 0;
 
 CompletedWork& Completed() {
   static auto* completed = new CompletedWork();  // never destroyed
@@ -198,6 +202,7 @@ openreg_status RunPendingWork(void* user_data) {
   // Work may nest on a synchronous driver: restore, do not clear.
   const bool was_inside = inside_enqueued_work;
   inside_enqueued_work = true;
+  ++work_run_on_this_thread;
   try {
     // Kernels may run on a driver's thread: give it the intra-op thread count
     // the user set (torch.set_num_threads), as PyTorch's own threads do.
@@ -295,8 +300,10 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
   const Driver& driver = runtime.driver();
   auto* pending = new PendingWork(std::move(work), op_name, device, stream);
   InFlight().Add(device);
+  const uint64_t run_before = work_run_on_this_thread;
   const absl::Status status =
       driver.LaunchHostFunc(stream, &RunPendingWork, pending);
+  if (work_run_on_this_thread != run_before) NoteWorkRanInlineOnThisThread();
   const ReportAt at_this_op{op_name, runtime.config().launch_blocking};
   if (!status.ok() && !pending->ran.load()) {
     // Never launched, and never will be: the driver refused the call.

@@ -6,9 +6,11 @@ barrier in the process sleep instead of spin, which slowed a small CPU training
 step 1.5-3x for good once openreg had trained a model (Note [OpenMP worker
 pools on device threads]). The threads that run device work must give their
 pools back once the device is idle: PyTorch's autograd device threads (on
-cpu_sim, which runs the backward pass inline on them) and threaded_sim's stream
-workers. OpenMP workers inherit the name of the thread that started them, so
-the test counts threads by name.
+cpu_sim, which runs work inline, when a backward pass is made to run there
+with torch.autograd.set_multithreading_enabled(True); by default it runs on
+the calling thread, Note [Backward on the calling thread for drivers that run
+work inline]) and threaded_sim's stream workers. OpenMP workers inherit the
+name of the thread that started them, so the test counts threads by name.
 """
 
 import json
@@ -28,7 +30,8 @@ x, y = torch.randn(512, 32), torch.randn(512, 4)
 def step(model, optimizer, x, y):
     optimizer.zero_grad()
     loss = ((model(x) - y) ** 2).mean()
-    loss.backward()
+    with torch.autograd.set_multithreading_enabled(True):  # the device thread, on every driver
+        loss.backward()
     optimizer.step()
     return loss
 optimizer = torch.optim.Adam(model.parameters())
