@@ -1,7 +1,10 @@
 """Current device and current stream are per thread; autograd's device threads work."""
 
+import contextlib
+import os
 import threading
 
+import pytest
 import torch
 
 
@@ -92,8 +95,12 @@ def test_backward_from_several_threads_at_once():
     run_in_threads(work, 4)
 
 
-def test_autograd_device_thread_sees_the_forward_stream():
-    # Backward ops run on the stream the forward op used, as on CUDA.
+@pytest.mark.parametrize("device_thread", [False, True], ids=["default", "device_thread"])
+def test_backward_sees_the_forward_stream(device_thread):
+    # Backward ops run on the stream the forward op used, as on CUDA, on
+    # whichever thread runs them: autograd's device thread, or on cpu_sim by
+    # default the calling thread (Note [Backward on the calling thread for
+    # drivers that run work inline]).
     stream = torch.openreg.Stream("openreg:1")
     seen = []
 
@@ -109,5 +116,7 @@ def test_autograd_device_thread_sees_the_forward_stream():
 
     with torch.openreg.stream(stream):
         x = torch.ones(4, device="openreg:1", requires_grad=True)
-        Probe.apply(x).sum().backward()
-    assert seen == [(False, stream)]
+        with torch.autograd.set_multithreading_enabled(True) if device_thread else contextlib.nullcontext():
+            Probe.apply(x).sum().backward()
+    on_main_thread = os.environ["OPENREG_DRIVER"] == "cpu_sim" and not device_thread
+    assert seen == [(on_main_thread, stream)]
