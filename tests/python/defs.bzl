@@ -23,7 +23,15 @@ def openreg_py_test(
     environment variables, e.g. OPENREG_LAUNCH_BLOCKING for tests whose
     checks never synchronize, so a kernel that fails is reported by the test
     that ran it instead of going unseen.
+
+    Every test runs with OMP_WAIT_POLICY=passive unless `env` says otherwise.
+    Bazel runs several tests at once on the machine's cores, each with an
+    OpenMP pool as wide as the machine; spinning barriers then wait for
+    descheduled team-mates, and one module_db shard took 250 s instead of
+    32 s (docs/performance.md, "Backward on the calling thread"). Tests
+    check behaviour, not speed; benchmarks run with libgomp's defaults.
     """
+    env = dict({"OMP_WAIT_POLICY": "passive"}, **env)
     for driver in drivers:
         native.py_test(
             name = "%s_%s" % (name, driver),
