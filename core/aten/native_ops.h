@@ -78,6 +78,12 @@ void RegisterMatmulKernels(torch::Library& m);
 // Registers sum.dim_IntList and mean.dim (functional, out=) the same way.
 void RegisterReductionKernels(torch::Library& m);
 
+// --- Softmax and losses (loss_ops.cc) ---------------------------------------
+// Registers _softmax, _log_softmax and their backward ops (functional, out=),
+// nll_loss_forward and nll_loss_backward (functional, and out= for the
+// backward) the same way.
+void RegisterLossKernels(torch::Library& m);
+
 // --- Attention (attention_ops.cc) -------------------------------------------
 // Registers the fused scaled dot-product attention kernels (the CPU's flash
 // attention on the stream) and, for PrivateUse1, the stub that chooses them.

@@ -53,6 +53,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterPointwiseKernels(m);
   RegisterMatmulKernels(m);
   RegisterReductionKernels(m);
+  RegisterLossKernels(m);
   RegisterAttentionKernels(m);
 }
 

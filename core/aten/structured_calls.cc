@@ -47,12 +47,9 @@ StructuredOutput::StructuredOutput(OutputKind kind, const at::Tensor* given)
   if (given != nullptr) tensor_ = *given;
 }
 
-void StructuredOutput::Set(int64_t index, at::IntArrayRef sizes,
-                           at::IntArrayRef strides,
+void StructuredOutput::Set(at::IntArrayRef sizes, at::IntArrayRef strides,
                            const at::TensorOptions& options,
                            bool exact_strides) {
-  TORCH_INTERNAL_ASSERT(index == 0, "openreg: a structured op with outputs ",
-                        "past the first reached the single-output path");
   switch (kind_) {
     case OutputKind::kFresh:
       tensor_ =

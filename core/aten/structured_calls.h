@@ -27,6 +27,8 @@
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorOptions.h>
 
+#include <array>
+#include <cstddef>
 #include <initializer_list>
 #include <optional>
 #include <tuple>
@@ -59,7 +61,7 @@ enum class OutputKind {
   kInPlace,  // the result is `self`: it must already have the shape
 };
 
-// The output of one call of a single-output structured op.
+// One output of one call of a structured op.
 class StructuredOutput {
  public:
   // `given` is the out= or in-place tensor (null for kFresh).
@@ -67,7 +69,7 @@ class StructuredOutput {
 
   // What set_output_raw_strided (`exact_strides` false) and
   // set_output_strided (true) of the meta function ask for.
-  void Set(int64_t index, at::IntArrayRef sizes, at::IntArrayRef strides,
+  void Set(at::IntArrayRef sizes, at::IntArrayRef strides,
            const at::TensorOptions& options, bool exact_strides);
 
   // Whether the impl function can write the output as the CPU's would.
@@ -109,56 +111,108 @@ inline HeldDimensions HeldArgument(CpuAliases& /*aliases*/,
   if (!value.has_value()) return {};
   return {value->vec()};
 }
+inline int64_t HeldArgument(CpuAliases& /*aliases*/, int64_t value) {
+  return value;
+}
+inline at::ScalarType HeldArgument(CpuAliases& /*aliases*/,
+                                   at::ScalarType value) {
+  return value;
+}
+// An optional tensor (a loss's class weights): its CPU alias, or none,
+// passed on as the OptionalTensorRef the impl function takes.
+struct HeldOptionalTensor {
+  at::Tensor alias;  // undefined for none
+  operator at::OptionalTensorRef() const {
+    if (!alias.defined()) return {};
+    return at::OptionalTensorRef(alias);
+  }
+};
+inline HeldOptionalTensor HeldArgument(CpuAliases& aliases,
+                                       at::OptionalTensorRef value) {
+  if (!value.has_value()) return {};
+  return {aliases.Alias(*value)};
+}
 
 // An empty alias table for openreg device memory.
 CpuAliases DeviceMemoryAliases();
 
 // One call of the structured op whose CPU implementation is `Impl` (ATen's
 // at::native::structured_<op>_out_cpu or structured_<op>_out, derived from
-// the op's meta class): call meta(...) with the openreg arguments, then
-// Enqueue(...) with the impl function's arguments but the output.
-template <typename Impl>
+// the op's meta class), which has `kOutputs` outputs: call meta(...) with the
+// openreg arguments, then Enqueue(...) with the impl function's arguments but
+// the outputs.
+template <typename Impl, size_t kOutputs = 1>
 class StructuredCall final : public Impl {
  public:
-  StructuredCall(OutputKind kind, const at::Tensor* given)
-      : output_(kind, given) {}
+  // One output: `given` is the out= or in-place tensor (null for kFresh).
+  StructuredCall(OutputKind kind,
+                 const at::Tensor* given) requires(kOutputs == 1)
+      : outputs_{StructuredOutput(kind, given)} {}
+  // Fresh results for every output.
+  StructuredCall()
+      : outputs_(FreshOutputs(std::make_index_sequence<kOutputs>())) {}
 
   void set_output_raw_strided(int64_t index, at::IntArrayRef sizes,
                               at::IntArrayRef strides,
                               at::TensorOptions options) override {
-    output_.Set(index, sizes, strides, options, /*exact_strides=*/false);
+    OutputAt(index).Set(sizes, strides, options, /*exact_strides=*/false);
   }
   void set_output_strided(int64_t index, at::IntArrayRef sizes,
                           at::IntArrayRef strides,
                           at::TensorOptions options) override {
-    output_.Set(index, sizes, strides, options, /*exact_strides=*/true);
+    OutputAt(index).Set(sizes, strides, options, /*exact_strides=*/true);
   }
-  const at::Tensor& maybe_get_output(int64_t /*index*/) override {
-    return output_.tensor();
+  const at::Tensor& maybe_get_output(int64_t index) override {
+    return OutputAt(index).tensor();
   }
 
-  bool accepted() const { return output_.accepted(); }
-  const at::Tensor& output() const { return output_.tensor(); }
+  bool accepted() const {
+    for (const StructuredOutput& output : outputs_) {
+      if (!output.accepted()) return false;
+    }
+    return true;
+  }
+  const at::Tensor& output(size_t index = 0) const {
+    return outputs_[index].tensor();
+  }
 
-  // Enqueues the impl function on `args` and the output, on CPU aliases. The
-  // closure keeps the openreg storages (so the memory outlives the work) but
-  // not the openreg tensors, whose Python objects may then be freed.
+  // Enqueues the impl function on `args` and the outputs, on CPU aliases.
+  // The closure keeps the openreg storages (so the memory outlives the work)
+  // but not the openreg tensors, whose Python objects may then be freed.
   template <typename... Args>
   void Enqueue(const char* op_name, const Args&... args) {
-    const at::Tensor& out = output_.tensor();
     CpuAliases aliases = DeviceMemoryAliases();
-    auto held =
-        std::make_tuple(HeldArgument(aliases, args)..., aliases.Alias(out));
+    auto held = std::tuple_cat(
+        std::make_tuple(HeldArgument(aliases, args)...),
+        AliasesOfOutputs(aliases, std::make_index_sequence<kOutputs>()));
     aliases.ForgetOriginalTensors();
     // Built in place in the work's storage: the alias table and the held
     // arguments are moved once, not once per layer of wrapping.
-    EnqueueOnCurrentStream(out.device().index(), op_name,
+    EnqueueOnCurrentStream(outputs_[0].tensor().device().index(), op_name,
                            absl::AnyInvocable<void()>(
                                absl::in_place_type<ImplWork<decltype(held)>>,
                                std::move(aliases), std::move(held)));
   }
 
  private:
+  template <size_t... kIndex>
+  static std::array<StructuredOutput, kOutputs> FreshOutputs(
+      std::index_sequence<kIndex...>) {
+    return {((void)kIndex, StructuredOutput(OutputKind::kFresh, nullptr))...};
+  }
+
+  template <size_t... kIndex>
+  auto AliasesOfOutputs(CpuAliases& aliases, std::index_sequence<kIndex...>) {
+    return std::make_tuple(aliases.Alias(outputs_[kIndex].tensor())...);
+  }
+
+  StructuredOutput& OutputAt(int64_t index) {
+    TORCH_INTERNAL_ASSERT(index >= 0 && static_cast<size_t>(index) < kOutputs,
+                          "openreg: a structured op asked for output ", index,
+                          " of ", kOutputs);
+    return outputs_[index];
+  }
+
   // The impl function is a member of an abstract class; this makes one to
   // call it on (it reads no member).
   struct Runner final : Impl {
@@ -183,7 +237,7 @@ class StructuredCall final : public Impl {
     Held held;
   };
 
-  StructuredOutput output_;
+  std::array<StructuredOutput, kOutputs> outputs_;
 };
 
 }  // namespace openreg
