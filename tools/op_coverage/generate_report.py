@@ -262,6 +262,10 @@ def write_report(runs: List[DriverRun], path: str) -> None:
     lines += totals_table(runs, expectations.DTYPES, "OpInfos", checked_skips=True)
     lines += [
         "",
+        "These totals are from the runs of `//tests/python:op_db_test_<driver>` (CI's target) this report was",
+        "generated from. The float16, bfloat16 and complex64 totals below come from that section's own run,",
+        "the manual full target, regenerated separately (`--suite op_db_extra_dtypes`).",
+        "",
         "Shard run times (the test's shards, each a Bazel test action):",
         "",
     ]
