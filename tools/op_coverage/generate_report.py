@@ -270,12 +270,15 @@ def write_report(runs: List[DriverRun], path: str) -> None:
         "",
     ]
     lines += shard_time_lines(runs)
-    lines += ["", "## Failures and skips by kind", ""]
+    lines += ["", "## Failures, skips and property checks by kind", ""]
     for run in runs:
         kinds = collections.Counter()
         for outcomes in run.ops.values():
+            # An oracle's kind is named as it is (its numbers are part of it); other reasons by category.
             kinds.update(
-                f"{status}: {category(reason)}" for _, status, reason in outcomes if status != "passed" or reason
+                f"{status}: {one_line(reason) if by_property(status, reason) else category(reason)}"
+                for _, status, reason in outcomes
+                if status != "passed" or reason
             )
         lines.append(f"**{run.driver}**")
         lines.append("")
