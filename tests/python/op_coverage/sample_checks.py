@@ -17,6 +17,8 @@ from torch.testing._internal.common_device_type import precisionOverride, tolera
 from torch.testing._internal.opinfo.core import DecorateInfo
 from torch.utils._pytree import tree_flatten, tree_map
 
+import oracles
+
 # Every sample is generated under this seed, so a sample's index names the
 # same inputs in every run.
 SAMPLE_SEED = 1234
@@ -415,6 +417,70 @@ def check_sample(op, cpu_sample, device: str, tolerance: Tolerance, keep_on_cpu:
         _check_inplace(op, cpu_sample, device, tolerance, keep_on_cpu)
 
 
+class NotCovered(Exception):
+    """Part of a sample's contract has no oracle: the sample stays skipped."""
+
+
+def _cpu_raises(fn: Callable) -> bool:
+    return _run(fn)[1] is not None
+
+
+def check_by_property(op, oracle: oracles.Oracle, cpu_sample, device: str, tolerance: Tolerance, keep_on_cpu: frozenset = frozenset()) -> None:
+    """Checks every call of `cpu_sample` on openreg with `oracle` instead of the CPU's values.
+
+    The functional call, its gradients (when the op supports autograd and the
+    sample has inputs that require grad), and the out= and in-place variants
+    where the OpInfo declares them and the CPU runs them (where the CPU raises,
+    check_sample without values has already made sure openreg raises too).
+    Each result must have the CPU's structure on openreg and hold the oracle.
+    Raises AssertionError on a result that does not, NotCovered when the
+    sample has gradients and the oracle none.
+    """
+    inputs = _detached_copy(cpu_sample)
+    reference = _call(op, _detached_copy(cpu_sample))
+    structure = dataclasses.replace(tolerance, values=False)
+
+    def case(result, **gradients) -> oracles.Case:
+        return oracles.Case(inputs.input, inputs.args, inputs.kwargs, result, reference, tolerance.atol, tolerance.rtol, **gradients)
+
+    def holds(result, what: str, **gradients) -> None:
+        compare(result, reference, structure, what)
+        try:
+            oracle.check(case(result, **gradients))
+            if gradients:
+                oracle.gradients(case(result, **gradients))
+        except AssertionError as error:
+            raise AssertionError(f"{what}: {error}") from None
+
+    device_sample = _on_device(cpu_sample, device, keep_on_cpu)
+    with_gradients = op.supports_autograd and bool(_grad_inputs(device_sample))
+    result = _on_openreg(lambda: _call(op, device_sample))()
+    outputs = _differentiable_outputs(device_sample.output_process_fn_grad(result)) if with_gradients else []
+    if outputs and oracle.gradients is None:
+        raise NotCovered("its gradients have no oracle")
+    if outputs:
+        torch.manual_seed(SAMPLE_SEED)
+        cotangents = [torch.randn(o.shape, dtype=o.dtype) for o in outputs]
+        gradients = torch.autograd.grad(outputs, _grad_inputs(device_sample), [c.to(device) for c in cotangents], allow_unused=True)
+        gradients = [g.detach().cpu() if g is not None else None for g in gradients]
+        holds(result, "result", cotangents=cotangents, gradients=gradients)
+    else:
+        holds(result, "result")
+    if op.supports_out and all(isinstance(leaf, torch.Tensor) for leaf in tree_flatten(reference)[0]):
+        cpu_out = _out_like(reference, "cpu")
+        if not _cpu_raises(lambda: _call(op, _detached_copy(cpu_sample), out=cpu_out)):
+            out = _out_like(reference, device)
+            out_sample = _on_device(_detached_copy(cpu_sample), device, keep_on_cpu)
+            _on_openreg(lambda: _call(op, out_sample, out=out))()
+            holds(out, "out=")
+    inplace = op.get_inplace()
+    if inplace is not None and isinstance(cpu_sample.input, torch.Tensor):
+        if not _cpu_raises(lambda: _call(inplace, _detached_copy(cpu_sample))):
+            inplace_sample = _on_device(_detached_copy(cpu_sample), device, keep_on_cpu)
+            _on_openreg(lambda: _call(inplace, inplace_sample))()
+            holds(inplace_sample.input, "in-place")
+
+
 def is_random(call: Callable[[], Any]) -> bool:
     """Whether the results of `call` (on the CPU) depend on the random seed.
 
@@ -506,6 +572,7 @@ def check_op(op, dtype: torch.dtype, device: str, limit: Optional[int] = None) -
     all_samples = cpu_samples(op, dtype)
     pinned = cpu_pinned_tensors(op, dtype, all_samples)[:limit]
     samples = all_samples[:limit]
+    oracle = oracles.ORACLES.get(op.full_name)
     return [
         outcome_of(
             index,
@@ -513,6 +580,7 @@ def check_op(op, dtype: torch.dtype, device: str, limit: Optional[int] = None) -
             not_comparable,
             lambda: _call(op, _detached_copy(sample)),
             lambda: check_sample(op, sample, device, without_values, keep_on_cpu),
+            oracle and (oracle.kind, lambda: check_by_property(op, oracle, sample, device, tolerance, keep_on_cpu)),
         )
         for index, (sample, keep_on_cpu) in enumerate(zip(samples, pinned))
     ]
@@ -524,6 +592,7 @@ def outcome_of(
     not_comparable: Optional[str],
     cpu_call: Callable,
     check_without_values: Optional[Callable[[], None]] = None,
+    by_property: Optional[Tuple[str, Callable[[], None]]] = None,
 ) -> SampleOutcome:
     """Runs `check` (which raises AssertionError on a difference from the CPU) and classifies it.
 
@@ -531,7 +600,10 @@ def outcome_of(
     info says so (`not_comparable`), or `cpu_call`'s result changes with the
     seed. Then `check_without_values`, when given, must still pass: openreg
     raises where the CPU does and returns results of the same structure,
-    shapes, dtypes, on openreg; otherwise the sample fails.
+    shapes, dtypes, on openreg; otherwise the sample fails. Then `by_property`
+    (the oracle's kind and check_by_property), when given, decides: the sample
+    passes, "checked by property: <kind>", when every result holds the oracle,
+    fails when one does not, and stays skipped when part of it has no oracle.
     """
     try:
         check()
@@ -550,6 +622,17 @@ def outcome_of(
                 return SampleOutcome(index, "failed", f"{other} (values not compared: {reason})")
             except Exception as other:  # a harness error is a failure too, with its reason
                 return SampleOutcome(index, "failed", f"{type(other).__name__}: {other}")
+        if by_property is not None:
+            kind, check_property = by_property
+            try:
+                check_property()
+                return SampleOutcome(index, "passed", f"checked by property: {kind}")
+            except NotCovered as gap:
+                return SampleOutcome(index, "skipped", f"{reason} ({gap})")
+            except AssertionError as other:
+                return SampleOutcome(index, "failed", f"{other} (checked by property: {kind})")
+            except Exception as other:  # a harness error is a failure too, with its reason
+                return SampleOutcome(index, "failed", f"{type(other).__name__}: {other} (checked by property: {kind})")
         return SampleOutcome(index, "skipped", reason)
     except Exception as error:  # a harness error is a failure too, with its reason
         return SampleOutcome(index, "failed", f"{type(error).__name__}: {error}")

@@ -131,3 +131,42 @@ def test_out_tensors_start_alike_on_both_sides():
     assert sample.input.dim() == 1
     for _ in range(3):
         assert [o.status for o in sample_checks.check_op(op, torch.float32, "openreg", limit=7)] == ["passed"] * 7
+
+
+def _skipped_sample(by_property):
+    def differs():
+        raise AssertionError("result: values differ")
+
+    return sample_checks.outcome_of(
+        0, differs, "the OpInfo skips its CPU comparison: output is non-deterministic", lambda: None, lambda: None, by_property
+    )
+
+
+def test_a_sample_its_oracle_holds_for_passes_by_property():
+    outcome = _skipped_sample(("uniform: values in [from, to]", lambda: None))
+    assert (outcome.status, outcome.reason) == ("passed", "checked by property: uniform: values in [from, to]")
+
+
+def test_a_sample_its_oracle_rejects_fails():
+    def rejects():
+        raise AssertionError("result: uniform: 3 value(s) outside [0, 1]")
+
+    outcome = _skipped_sample(("uniform", rejects))
+    assert outcome.status == "failed"
+    assert "outside [0, 1]" in outcome.reason and "checked by property: uniform" in outcome.reason
+
+
+def test_a_sample_whose_gradients_have_no_oracle_stays_skipped():
+    def not_covered():
+        raise sample_checks.NotCovered("its gradients have no oracle")
+
+    outcome = _skipped_sample(("some op", not_covered))
+    assert outcome.status == "skipped"
+    assert outcome.reason.endswith("(its gradients have no oracle)")
+
+
+@pytest.mark.parametrize("name", ["uniform", "empty_strided", "nn.functional.dropout2d", "multinomial", "bernoulli"])
+def test_openregs_random_and_empty_results_hold_their_oracles(name):
+    outcomes = sample_checks.check_op(OPS[name], torch.float32, "openreg")
+    assert [o.status for o in outcomes] == ["passed"] * len(outcomes), [o.reason for o in outcomes if o.status != "passed"]
+    assert any(o.reason.startswith("checked by property") for o in outcomes)
