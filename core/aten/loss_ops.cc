@@ -85,84 +85,56 @@ OutputKind KindOf(const at::Tensor* out) {
   return out == nullptr ? OutputKind::kFresh : OutputKind::kOut;
 }
 
-// _softmax and _log_softmax: (self, dim, half_to_float).
-template <typename Impl>
-std::optional<at::Tensor> EnqueueSoftmax(const char* name,
-                                         const at::Tensor& self,
-                                         const at::Tensor* out, int64_t dim,
-                                         bool half_to_float) {
-  if (half_to_float || !TakesReal({&self}, out)) return std::nullopt;
-  StructuredCall<Impl> call(KindOf(out), out);
-  call.meta(self, dim, half_to_float);
-  if (!call.accepted()) return std::nullopt;
-  call.Enqueue(name, self, dim, half_to_float);
-  return call.output();
-}
+// _softmax and _log_softmax: (self, dim, half_to_float), with `Impl` ATen's
+// structured CPU kernel of the op named `kName`.
+template <typename Impl, const char* kName>
+struct SoftmaxOp {
+  static constexpr Overload kFunctional{kName, ""};
+  static constexpr Overload kOut{kName, "out"};
+  static std::optional<at::Tensor> Enqueue(const at::Tensor& self,
+                                           const at::Tensor* out, int64_t dim,
+                                           bool half_to_float) {
+    if (half_to_float || !TakesReal({&self}, out)) return std::nullopt;
+    StructuredCall<Impl> call(KindOf(out), out);
+    call.meta(self, dim, half_to_float);
+    if (!call.accepted()) return std::nullopt;
+    call.Enqueue(kName, self, dim, half_to_float);
+    return call.output();
+  }
+};
 
 // Their backward ops: (grad_output, output, dim, input_dtype).
-template <typename Impl>
-std::optional<at::Tensor> EnqueueSoftmaxBackward(
-    const char* name, const at::Tensor& grad_output, const at::Tensor* out,
-    const at::Tensor& output, int64_t dim, at::ScalarType input_dtype) {
-  if (!TakesReal({&grad_output, &output}, out)) return std::nullopt;
-  StructuredCall<Impl> call(KindOf(out), out);
-  call.meta(grad_output, output, dim, input_dtype);
-  if (!call.accepted()) return std::nullopt;
-  call.Enqueue(name, grad_output, output, dim, input_dtype);
-  return call.output();
-}
-
-struct Softmax {
-  static constexpr Overload kFunctional{"aten::_softmax", ""};
-  static constexpr Overload kOut{"aten::_softmax", "out"};
-  static std::optional<at::Tensor> Enqueue(const at::Tensor& self,
-                                           const at::Tensor* out, int64_t dim,
-                                           bool half_to_float) {
-    return EnqueueSoftmax<at::native::structured_softmax_cpu_out>(
-        "aten::_softmax", self, out, dim, half_to_float);
-  }
-};
-
-struct LogSoftmax {
-  static constexpr Overload kFunctional{"aten::_log_softmax", ""};
-  static constexpr Overload kOut{"aten::_log_softmax", "out"};
-  static std::optional<at::Tensor> Enqueue(const at::Tensor& self,
-                                           const at::Tensor* out, int64_t dim,
-                                           bool half_to_float) {
-    return EnqueueSoftmax<at::native::structured_log_softmax_cpu_out>(
-        "aten::_log_softmax", self, out, dim, half_to_float);
-  }
-};
-
-struct SoftmaxBackward {
-  static constexpr Overload kFunctional{"aten::_softmax_backward_data", ""};
-  static constexpr Overload kOut{"aten::_softmax_backward_data", "out"};
+template <typename Impl, const char* kName>
+struct SoftmaxBackwardOp {
+  static constexpr Overload kFunctional{kName, ""};
+  static constexpr Overload kOut{kName, "out"};
   static std::optional<at::Tensor> Enqueue(const at::Tensor& grad_output,
                                            const at::Tensor* out,
                                            const at::Tensor& output,
                                            int64_t dim,
                                            at::ScalarType input_dtype) {
-    return EnqueueSoftmaxBackward<
-        at::native::structured_softmax_backward_cpu_out>(
-        "aten::_softmax_backward_data", grad_output, out, output, dim,
-        input_dtype);
+    if (!TakesReal({&grad_output, &output}, out)) return std::nullopt;
+    StructuredCall<Impl> call(KindOf(out), out);
+    call.meta(grad_output, output, dim, input_dtype);
+    if (!call.accepted()) return std::nullopt;
+    call.Enqueue(kName, grad_output, output, dim, input_dtype);
+    return call.output();
   }
 };
 
-struct LogSoftmaxBackward {
-  static constexpr Overload kFunctional{"aten::_log_softmax_backward_data", ""};
-  static constexpr Overload kOut{"aten::_log_softmax_backward_data", "out"};
-  static std::optional<at::Tensor> Enqueue(const at::Tensor& grad_output,
-                                           const at::Tensor* out,
-                                           const at::Tensor& output,
-                                           int64_t dim,
-                                           at::ScalarType input_dtype) {
-    return EnqueueSoftmaxBackward<
-        at::native::structured_log_softmax_backward_cpu_out>(
-        "aten::_log_softmax_backward_data", grad_output, out, output, dim,
-        input_dtype);
-  }
-};
+constexpr char kSoftmaxName[] = "aten::_softmax";
+constexpr char kLogSoftmaxName[] = "aten::_log_softmax";
+constexpr char kSoftmaxBackwardName[] = "aten::_softmax_backward_data";
+constexpr char kLogSoftmaxBackwardName[] = "aten::_log_softmax_backward_data";
+using Softmax = SoftmaxOp<at::native::structured_softmax_cpu_out, kSoftmaxName>;
+using LogSoftmax =
+    SoftmaxOp<at::native::structured_log_softmax_cpu_out, kLogSoftmaxName>;
+using SoftmaxBackward =
+    SoftmaxBackwardOp<at::native::structured_softmax_backward_cpu_out,
+                      kSoftmaxBackwardName>;
+using LogSoftmaxBackward =
+    SoftmaxBackwardOp<at::native::structured_log_softmax_backward_cpu_out,
+                      kLogSoftmaxBackwardName>;
 
 struct NllLossBackward {
   static constexpr Overload kFunctional{"aten::nll_loss_backward", ""};
