@@ -325,17 +325,23 @@ def _kept(case: Case, feature_dims: Callable[[int], int], kept_value: Callable, 
     return is_kept, is_dropped
 
 
+def _checked_edge_case(case: Case, p: float, training: bool, op: str) -> bool:
+    """Checks the identity (p=0 or not training) and the all-dropped (p=1) cases of a dropout; True if it was one."""
+    if not training or p == 0:
+        _close(_tensor_result(case), case.input.detach(), case, f"{op} with p=0 or not training (identity)")
+        return True
+    if p == 1:
+        if (_tensor_result(case) != 0).any():
+            _fail(f"{op} with p=1: not every element is 0")
+        return True
+    return False
+
+
 def _make_dropout(feature_dims: Callable[[int], int]):
     def check(case: Case) -> None:
         p, training = _dropout_parameters(case)
-        if not training or p == 0:
-            _close(_tensor_result(case), case.input.detach(), case, "dropout with p=0 or not training (identity)")
-            return
-        if p == 1:
-            if (_tensor_result(case) != 0).any():
-                _fail("dropout with p=1: not every element is 0")
-            return
-        _kept(case, feature_dims, lambda x: x / (1 - p), torch.zeros_like)
+        if not _checked_edge_case(case, p, training, "dropout"):
+            _kept(case, feature_dims, lambda x: x / (1 - p), torch.zeros_like)
 
     def gradients(case: Case) -> None:
         # out = x * m and dx = dy * m for the same multiplier m: dx * x == out * dy.
@@ -370,14 +376,8 @@ def _make_alpha_dropout(feature_dims: Callable[[int], int]):
 
     def check(case: Case) -> None:
         p, training = _dropout_parameters(case, trains_by_default=False)
-        if not training or p == 0:
-            _close(_tensor_result(case), case.input.detach(), case, "alpha dropout with p=0 or not training (identity)")
-            return
-        if p == 1:
-            if (_tensor_result(case) != 0).any():
-                _fail("alpha dropout with p=1: not every element is 0")
-            return
-        mask(case)
+        if not _checked_edge_case(case, p, training, "alpha dropout"):
+            mask(case)
 
     def gradients(case: Case) -> None:
         p, training = _dropout_parameters(case, trains_by_default=False)
