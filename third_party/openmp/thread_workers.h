@@ -27,6 +27,12 @@ namespace openreg::openmp {
 // kernel); a call on a thread that owns none is cheap.
 void ReleaseCallingThreadWorkers();
 
+// Sets how many threads the parallel regions the calling thread starts use
+// (omp_set_num_threads, which acts on the calling thread's own setting, not
+// on the process or on ATen's intra-op count), if an OpenMP runtime is
+// loaded; does nothing otherwise. Cheap: called around kernels.
+void SetCallingThreadTeamSize(int threads);
+
 }  // namespace openreg::openmp
 
 #endif  // OPENREG_THIRD_PARTY_OPENMP_THREAD_WORKERS_H_
