@@ -2,6 +2,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
+#include "core/torch_runtime/driver_thread_width.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
@@ -187,6 +188,7 @@ void GuardImpl::synchronizeEvent(void* event) const {
   if (event == nullptr) return;
   ForbidIfEventCaptured(AsEvent(event),
                         "synchronizing on an event of captured work");
+  const HostWaitScope waiting;
   ThrowIfError(RuntimeOrThrow().driver().EventSynchronize(AsEvent(event)));
 }
 

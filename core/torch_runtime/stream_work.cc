@@ -7,6 +7,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
 #include "core/torch_runtime/backward_thread.h"
+#include "core/torch_runtime/driver_thread_width.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/torch_status.h"
@@ -170,6 +172,9 @@ thread_local bool inside_enqueued_work = false;
 // How many pieces of work the driver ran on this thread: a launch that
 // changes it ran its work inline.
 thread_local uint64_t work_run_on_this_thread = 0;
+// How many launches this thread is inside: work the driver runs while there
+// are none runs on a thread of the driver's own.
+thread_local int launches_in_progress = 0;
 
 CompletedWork& Completed() {
   static auto* completed = new CompletedWork();  // never destroyed
@@ -203,10 +208,14 @@ openreg_status RunPendingWork(void* user_data) {
   const bool was_inside = inside_enqueued_work;
   inside_enqueued_work = true;
   ++work_run_on_this_thread;
+  const bool on_driver_thread = launches_in_progress == 0 && !was_inside;
   try {
     // Kernels may run on a driver's thread: give it the intra-op thread count
     // the user set (torch.set_num_threads), as PyTorch's own threads do.
     at::init_num_threads();
+    // Note [OpenMP width of driver threads].
+    std::optional<DriverThreadWorkScope> width;
+    if (on_driver_thread) width.emplace();
     pending->work();
   } catch (const c10::OutOfMemoryError& error) {
     Failures().Record(*pending, error.what_without_backtrace(),
@@ -301,9 +310,15 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
   auto* pending = new PendingWork(std::move(work), op_name, device, stream);
   InFlight().Add(device);
   const uint64_t run_before = work_run_on_this_thread;
+  ++launches_in_progress;
   const absl::Status status =
       driver.LaunchHostFunc(stream, &RunPendingWork, pending);
-  if (work_run_on_this_thread != run_before) NoteWorkRanInlineOnThisThread();
+  --launches_in_progress;
+  if (work_run_on_this_thread != run_before) {
+    NoteWorkRanInlineOnThisThread();
+  } else if (status.ok()) {
+    NoteWorkQueuedForDriverThread();
+  }
   const ReportAt at_this_op{op_name, runtime.config().launch_blocking};
   if (!status.ok() && !pending->ran.load()) {
     // Never launched, and never will be: the driver refused the call.
@@ -321,6 +336,7 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
   // Waiting inside work would wait for itself; work enqueued from work is
   // reported when its enqueuer's own wait below sees it.
   if (at_this_op.launch_blocking && !InsideEnqueuedWork()) {
+    const HostWaitScope waiting;
     const absl::Status done = driver.StreamSynchronize(stream);
     ReleaseCompletedWork();
     ThrowIfFailed(done, device, stream, at_this_op);
@@ -348,6 +364,7 @@ void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
 
 void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
   ForbidWhileCapturing(device, stream, "synchronizing a capturing stream");
+  const HostWaitScope waiting;
   const absl::Status status =
       RuntimeForDevice(device).driver().StreamSynchronize(stream);
   ReleaseCompletedWork();
@@ -365,6 +382,7 @@ bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
 
 void SynchronizeDevice(c10::DeviceIndex device) {
   ForbidWhileCapturing(device, /*stream=*/nullptr, "device synchronize");
+  const HostWaitScope waiting;
   const absl::Status status =
       RuntimeForDevice(device).driver().DeviceSynchronize(device);
   ReleaseCompletedWork();
@@ -377,7 +395,10 @@ void ReleaseCompletedWork() {
 }
 
 void WaitForEnqueuedWork(c10::DeviceIndex device) {
-  InFlight().AwaitNone(device);
+  {
+    const HostWaitScope waiting;
+    InFlight().AwaitNone(device);
+  }
   ReleaseCompletedWork();
 }
 

@@ -149,8 +149,19 @@ def test_ops_with_a_composite_for_other_devices_run_the_cpu_kernels_exactly():
     # ATen's composite kernels for other devices (layer and group norm, addr)
     # compute in another order; openreg must run the CPU kernels, forward and
     # backward, and match them bit for bit (module_db's Transformer gradients
-    # found it).
+    # found it). Bit for bit needs the CPU's team size, which threaded_sim
+    # keeps only for deterministic algorithms (Note [OpenMP width of driver
+    # threads]).
     torch.manual_seed(0)
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        _run_composite_cases_on_both_devices()
+    finally:
+        torch.use_deterministic_algorithms(previous)
+
+
+def _run_composite_cases_on_both_devices():
     x = torch.randn(16, 3, 40) * 5 + 3
     cases = [
         (lambda t, w, b: F.layer_norm(t, (40,), w, b), torch.randn(40), torch.randn(40)),

@@ -42,6 +42,12 @@ x, y = x.to("openreg"), y.to("openreg")
 optimizer = torch.optim.Adam(model.parameters())
 for _ in range(20):
     loss = step(model, optimizer, x, y)
+# Long kernels: threaded_sim runs them on every thread, so its worker starts a
+# pool (the small model's short ones may run on one, Note [OpenMP width of
+# driver threads]).
+big = torch.randn(4_000_000, device="openreg")
+for _ in range(3):
+    big.exp_()
 loss.item()
 def names():
     return collections.Counter(

@@ -1,0 +1,114 @@
+#include "core/torch_runtime/driver_thread_width.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "third_party/openmp/thread_workers.h"
+
+namespace openreg {
+namespace {
+
+// A piece of work whose thread time (duration times width) reaches this is
+// long: a parallel region's start and end (~10-30 us each) are small beside
+// it, and the host loses little by waiting for a core. Element-wise ops on
+// the bench models' activations take 5-100 us of thread time; their matmuls
+// and convolutions take 0.3-20 ms.
+constexpr int64_t kLongWorkThreadNs = 250'000;
+// Decisions are taken over this much busy time of one driver thread: long
+// enough to average a model's mix of ops, short enough to follow a change of
+// phase (forward to optimizer step) within a step.
+constexpr int64_t kWindowBusyNs = 2'000'000;
+// Hysteresis on the share of the window's busy time spent in long work: wide
+// above the first, narrow below the second, unchanged between.
+constexpr double kWidenAbove = 0.5;
+constexpr double kNarrowBelow = 0.25;
+
+// Host threads blocked on the device right now.
+std::atomic<int> host_threads_waiting{0};
+
+// Whether the calling host thread's launches leave work to driver threads.
+thread_local bool work_queued_for_driver_threads = false;
+
+// The calling driver thread's recent work.
+struct DriverThreadState {
+  bool wide = false;
+  // The team size of the thread's last piece of work, 0 before the first.
+  int last_width = 0;
+  int64_t window_busy_ns = 0;
+  int64_t window_long_ns = 0;
+};
+thread_local DriverThreadState driver_thread;
+
+// The calling thread's CPU time, not the wall clock: on a loaded machine a
+// short kernel the scheduler preempts would look long, and widen the team.
+// Costs a system call (well under a microsecond), paid on the driver's
+// thread, which is ahead of the host in the workloads where it matters.
+int64_t ThreadCpuNs() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+}  // namespace
+
+void NoteWorkQueuedForDriverThread() { work_queued_for_driver_threads = true; }
+
+HostWaitScope::HostWaitScope() {
+  host_threads_waiting.fetch_add(1, std::memory_order_relaxed);
+  // Cheap when the thread owns no pool, which is the usual case: a host
+  // thread whose kernels run elsewhere starts one only for CPU work of its
+  // own.
+  if (work_queued_for_driver_threads) openmp::ReleaseCallingThreadWorkers();
+}
+
+HostWaitScope::~HostWaitScope() {
+  host_threads_waiting.fetch_sub(1, std::memory_order_relaxed);
+}
+
+DriverThreadWorkScope::DriverThreadWorkScope()
+    : full_width_(at::get_num_threads()) {
+  DriverThreadState& state = driver_thread;
+  const bool host_waits =
+      host_threads_waiting.load(std::memory_order_relaxed) > 0;
+  const bool full = state.wide || host_waits ||
+                    at::globalContext().deterministicAlgorithms();
+  width_ = full ? full_width_ : std::max(1, full_width_ - 1);
+  if (width_ != full_width_) {
+    openmp::SetCallingThreadTeamSize(width_);
+    // Workers beyond the new width would idle in the pool, still counted
+    // against the cores.
+    if (state.last_width > width_) openmp::ReleaseCallingThreadWorkers();
+  }
+  state.last_width = width_;
+  start_ns_ = ThreadCpuNs();
+}
+
+DriverThreadWorkScope::~DriverThreadWorkScope() {
+  const int64_t elapsed_ns = ThreadCpuNs() - start_ns_;
+  // Restored after every narrowed piece: MKL and at::init_num_threads read
+  // the thread's OpenMP setting back as ATen's count, and would keep the
+  // narrow one for good.
+  if (width_ != full_width_) openmp::SetCallingThreadTeamSize(full_width_);
+  DriverThreadState& state = driver_thread;
+  state.window_busy_ns += elapsed_ns;
+  if (elapsed_ns * width_ >= kLongWorkThreadNs) {
+    state.window_long_ns += elapsed_ns;
+  }
+  if (state.window_busy_ns < kWindowBusyNs) return;
+  const double long_share = static_cast<double>(state.window_long_ns) /
+                            static_cast<double>(state.window_busy_ns);
+  if (long_share > kWidenAbove) {
+    state.wide = true;
+  } else if (long_share < kNarrowBelow) {
+    state.wide = false;
+  }
+  state.window_busy_ns = 0;
+  state.window_long_ns = 0;
+}
+
+}  // namespace openreg

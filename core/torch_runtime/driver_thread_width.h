@@ -1,0 +1,87 @@
+// Note [OpenMP width of driver threads]
+//
+// A driver that runs work on threads of its own (threaded_sim: one worker per
+// stream) runs ATen's CPU kernels there, and each such thread starts its own
+// pool of OpenMP workers for the parallel ones. The host thread, meanwhile,
+// keeps the pool its own CPU work made, and Python keeps it busy enqueueing.
+// On a machine with few cores that is one team too many:
+//   - with more pooled threads than cores, libgomp makes every barrier in the
+//     process sleep instead of spin: each parallel region then pays futex
+//     sleeps and wake-ups (817, 379 and 774 context switches per training
+//     step of the bench's LSTM, GPT-2 and ResNet on threaded_sim);
+//   - without that throttling, a region's workers spin for milliseconds after
+//     it ends, on the core the host needs to enqueue the next short op.
+// A GPU leaves the host's cores alone; openreg's simulated device shares
+// them, so it sizes its teams the way a host that wants both to progress
+// would:
+//   - A driver thread whose recent work is mostly short kernels runs them on
+//     one thread fewer than ATen's intra-op count (at least one), leaving a
+//     core to the host, and gives its extra workers back when it narrows.
+//     "Short" is judged by the work's thread time (the driver thread's CPU
+//     time, times the width) over windows of a few milliseconds of it, with hysteresis so that a
+//     model mixing both does not flip at every op.
+//   - Long kernels (large matmuls and convolutions), and any work that runs
+//     while a host thread waits for the device, use every thread: the host
+//     has nothing to do then.
+//   - A host thread that is about to wait for the device gives back its own
+//     idle pool first, if its work runs on driver threads: the driver's team
+//     then has the cores to itself.
+// The thread count ATen sees (torch.get_num_threads) never changes: only the
+// calling driver thread's OpenMP setting does, for the duration of one piece
+// of work.
+//
+// The price is determinism, as with CUDA's fastest kernels: some of ATen's
+// CPU kernels split their work by the team size (parallel reductions, the
+// weight gradients of the norms), so their last bits depend on the width,
+// which depends on timing. Under torch.use_deterministic_algorithms(True)
+// every team is full width: results are then the same in every run, and the
+// same as CPU eager's with ATen's thread count.
+//
+// Drivers that run work inline on the launching thread (cpu_sim) are not
+// concerned: their work runs on the host thread, with its one pool.
+//
+// Thread-safety: the width state is per driver thread (thread_local); the
+// count of waiting host threads is an atomic. Every function may be called
+// from any thread.
+#ifndef OPENREG_CORE_TORCH_RUNTIME_DRIVER_THREAD_WIDTH_H_
+#define OPENREG_CORE_TORCH_RUNTIME_DRIVER_THREAD_WIDTH_H_
+
+#include <cstdint>
+
+namespace openreg {
+
+// Called by a host thread after a launch that left its work to a driver's
+// thread.
+void NoteWorkQueuedForDriverThread();
+
+// Held by a host thread for as long as it blocks on the device (stream,
+// device and event synchronization, the allocator waiting for work in
+// flight). Not copyable.
+class HostWaitScope {
+ public:
+  HostWaitScope();
+  ~HostWaitScope();
+  HostWaitScope(const HostWaitScope&) = delete;
+  HostWaitScope& operator=(const HostWaitScope&) = delete;
+};
+
+// Held around one piece of work on a driver's own thread (not work a driver
+// runs inline during a launch): sets the thread's OpenMP team size for it,
+// and restores ATen's count after, timing the work for the next decision.
+class DriverThreadWorkScope {
+ public:
+  DriverThreadWorkScope();
+  ~DriverThreadWorkScope();
+  DriverThreadWorkScope(const DriverThreadWorkScope&) = delete;
+  DriverThreadWorkScope& operator=(const DriverThreadWorkScope&) = delete;
+
+ private:
+  // ATen's intra-op thread count, restored after the work.
+  int full_width_;
+  int width_;
+  int64_t start_ns_;
+};
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_TORCH_RUNTIME_DRIVER_THREAD_WIDTH_H_
