@@ -50,7 +50,8 @@ struct KernelLaunch {
   // Aliases of written arguments: the kernel must not move them elsewhere.
   absl::InlinedVector<at::Tensor, 2> written;
   // Aliases of preallocated outputs the functional kernel's results are
-  // copied into (ops without an out= overload).
+  // copied into (ops without an out= overload, and ops leaving some results
+  // undefined), one per result tensor; undefined for an undefined result.
   std::vector<at::Tensor> copy_results_into;
 };
 
@@ -145,15 +146,30 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
   }
   if (launch.copy_results_into.empty()) return;
   size_t next = 0;
+  auto copy_result = [&](const at::Tensor& result) {
+    const at::Tensor& into = launch.copy_results_into[next++];
+    // The meta kernel said which results are defined; the caller holds
+    // undefined tensors for the others.
+    TORCH_INTERNAL_ASSERT(into.defined() == result.defined(), *launch.op_name,
+                          ": the CPU kernel and the meta kernel disagree on "
+                          "which results are defined");
+    if (into.defined()) into.copy_(result);
+  };
   for (const c10::IValue& result : launch.stack) {
     if (result.isTensor()) {
-      launch.copy_results_into[next++].copy_(result.toTensor());
+      copy_result(result.toTensor());
     } else if (result.isTensorList()) {
       for (const at::Tensor& tensor : result.toTensorList()) {
-        launch.copy_results_into[next++].copy_(tensor);
+        copy_result(tensor);
       }
     }
   }
+}
+
+// A new openreg tensor for `spec`, or an undefined tensor for an undefined
+// result.
+at::Tensor ResultFor(const TensorSpec& spec, c10::DeviceIndex device) {
+  return spec.defined ? EmptyOnDevice(spec, device) : at::Tensor();
 }
 
 class FallbackCall {
@@ -356,21 +372,29 @@ class FallbackCall {
     if (specs == nullptr) return false;
     absl::InlinedVector<c10::IValue, 2> results;
     absl::InlinedVector<at::Tensor, 2> outputs;
+    bool all_defined = true;
     const auto& returns = op_.schema().returns();
     for (size_t i = 0; i < returns.size(); ++i) {
       if (returns[i].real_type()->kind() == c10::TypeKind::ListType) {
         c10::List<at::Tensor> list;
         for (const TensorSpec& spec : specs->returns.at(i)) {
-          outputs.push_back(EmptyOnDevice(spec, *device_));
+          outputs.push_back(ResultFor(spec, *device_));
+          all_defined &= spec.defined;
           list.push_back(outputs.back());
         }
         results.emplace_back(std::move(list));
       } else {
-        outputs.push_back(EmptyOnDevice(specs->returns.at(i).at(0), *device_));
+        const TensorSpec& spec = specs->returns.at(i).at(0);
+        outputs.push_back(ResultFor(spec, *device_));
+        all_defined &= spec.defined;
         results.emplace_back(outputs.back());
       }
     }
-    const std::optional<c10::OperatorHandle>& out_variant = facts_.out_variant;
+    // An out= overload wants every output; an op leaving some undefined
+    // (convolution_backward with a partial output_mask) runs its functional
+    // kernel, and the defined results are copied into place.
+    const std::optional<c10::OperatorHandle> out_variant =
+        all_defined ? facts_.out_variant : std::nullopt;
     auto launch = NewLaunch(out_variant.value_or(op_));
     launch->stack = ToCpuStack(arguments, *launch);
     if (out_variant.has_value()) {
@@ -379,7 +403,8 @@ class FallbackCall {
       }
     } else {
       for (const at::Tensor& output : outputs) {
-        launch->copy_results_into.push_back(launch->aliases.Alias(output));
+        launch->copy_results_into.push_back(
+            output.defined() ? launch->aliases.Alias(output) : at::Tensor());
       }
     }
     Enqueue(std::move(launch));

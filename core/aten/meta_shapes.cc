@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -140,6 +141,9 @@ c10::IValue ToMeta(const c10::IValue& value) {
 }
 
 TensorSpec SpecOf(const at::Tensor& tensor) {
+  if (!tensor.defined()) {
+    return TensorSpec{at::ScalarType::Undefined, {}, {}, /*defined=*/false};
+  }
   return TensorSpec{tensor.scalar_type(), tensor.sizes().vec(),
                     tensor.strides().vec()};
 }
@@ -162,8 +166,9 @@ std::shared_ptr<const ResultSpecs> RunMeta(
   for (const c10::IValue& result : stack) {
     // Sparse and quantized results are more than a shape: the kernel itself
     // must make them (layout_fallback.h).
-    if (result.isTensor() && (result.toTensor().layout() != at::kStrided ||
-                              result.toTensor().is_quantized())) {
+    if (result.isTensor() && result.toTensor().defined() &&
+        (result.toTensor().layout() != at::kStrided ||
+         result.toTensor().is_quantized())) {
       return nullptr;
     }
     if (result.isTensor()) {
@@ -225,29 +230,48 @@ SpecCache& Cache() {
   return *cache;
 }
 
+// Whether `arguments` run a batch norm in evaluation mode: its "training"
+// argument is false.
+bool EvaluatesBatchNorm(const c10::OperatorHandle& op,
+                        c10::ArrayRef<c10::IValue> arguments) {
+  const std::vector<c10::Argument>& schema = op.schema().arguments();
+  for (size_t i = 0; i < schema.size() && i < arguments.size(); ++i) {
+    if (schema[i].name() == "training") {
+      return arguments[i].isBool() && !arguments[i].toBool();
+    }
+  }
+  return false;
+}
+
 // Ops whose CPU kernel returns other shapes than their meta kernel for some
 // arguments: _embedding_bag's bookkeeping outputs depend on the mode,
 // native_batch_norm and _native_batch_norm_legit return empty saved
-// statistics in evaluation mode, and multilabel_margin_loss_forward's meta
+// statistics in evaluation mode (in training mode, what every training step
+// runs, both give one per channel), and multilabel_margin_loss_forward's meta
 // kernel gives an unreduced loss of a single (1-D) sample shape [1] where the
 // CPU's is a scalar. Their results are taken from the kernel itself, after it
 // ran.
-bool CpuShapesDifferFromMeta(const c10::OperatorName& name) {
-  return name.name == "aten::_embedding_bag" ||
-         name.name == "aten::_embedding_bag_forward_only" ||
-         name.name == "aten::native_batch_norm" ||
-         name.name == "aten::_native_batch_norm_legit" ||
-         name.name == "aten::multilabel_margin_loss_forward";
+bool CpuShapesDifferFromMeta(const c10::OperatorHandle& op,
+                             c10::ArrayRef<c10::IValue> arguments) {
+  const std::string& name = op.operator_name().name;
+  if (name == "aten::native_batch_norm" ||
+      name == "aten::_native_batch_norm_legit") {
+    return EvaluatesBatchNorm(op, arguments);
+  }
+  return name == "aten::_embedding_bag" ||
+         name == "aten::_embedding_bag_forward_only" ||
+         name == "aten::multilabel_margin_loss_forward";
 }
 
-// In float16 and bfloat16, native_layer_norm's, _batch_norm_with_update's and
-// _native_batch_norm_legit's meta kernels give the saved statistics in float
-// (what CUDA returns), but their CPU kernels return them in the input's dtype;
-// the kernel would then reject the float results handed to it. Their results
-// are taken from the kernel too.
+// In float16 and bfloat16, the meta kernels of native_layer_norm and of the
+// batch norms give the saved statistics in float (what CUDA returns), but
+// their CPU kernels return them in the input's dtype; the kernel would then
+// reject the float results handed to it. Their results are taken from the
+// kernel too.
 bool CpuDtypesDifferFromMeta(const c10::OperatorName& name,
                              c10::ArrayRef<c10::IValue> arguments) {
   if (name.name != "aten::native_layer_norm" &&
+      name.name != "aten::native_batch_norm" &&
       name.name != "aten::_batch_norm_with_update" &&
       name.name != "aten::_native_batch_norm_legit") {
     return false;
@@ -262,7 +286,7 @@ bool CpuDtypesDifferFromMeta(const c10::OperatorName& name,
 std::shared_ptr<const ResultSpecs> InferResultSpecs(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
   const c10::OperatorName& name = op.operator_name();
-  if (CpuShapesDifferFromMeta(name) ||
+  if (CpuShapesDifferFromMeta(op, arguments) ||
       CpuDtypesDifferFromMeta(name, arguments)) {
     return nullptr;
   }

@@ -26,6 +26,10 @@ struct TensorSpec {
   at::ScalarType dtype;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
+  // False for a result the op leaves undefined (convolution_backward's
+  // gradients its output_mask does not ask for); the other fields are then
+  // meaningless.
+  bool defined = true;
 };
 
 struct ResultSpecs {

@@ -5,6 +5,8 @@ identity, lazy conjugate/negative bits, views made by the fallback, and out=
 kernels that use their output as scratch space.
 """
 
+import os
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -180,12 +182,20 @@ def _run_composite_cases_on_both_devices():
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
-def test_batch_norm_statistics_in_half_precision_have_the_cpu_kernel_dtype(dtype):
+@pytest.mark.parametrize("with_running_stats", [False, True], ids=["legit_no_stats", "native_batch_norm"])
+def test_batch_norm_statistics_in_half_precision_have_the_cpu_kernel_dtype(dtype, with_running_stats):
     # The meta kernel gives the saved statistics in float, the CPU kernel in the input's dtype.
     x = torch.randn(4, 3).to(dtype)
     weight, bias = torch.ones(3, dtype=dtype), torch.zeros(3, dtype=dtype)
-    expected = torch.ops.aten._native_batch_norm_legit(x, weight, bias, True, 0.1, 1e-5)
-    result = torch.ops.aten._native_batch_norm_legit(x.to("openreg"), weight.to("openreg"), bias.to("openreg"), True, 0.1, 1e-5)
+
+    def batch_norm(device):
+        args = [t.to(device) for t in (x, weight, bias)]
+        if with_running_stats:
+            mean, var = torch.zeros(3, dtype=dtype, device=device), torch.ones(3, dtype=dtype, device=device)
+            return torch.native_batch_norm(*args, mean, var, True, 0.1, 1e-5)
+        return torch.ops.aten._native_batch_norm_legit(*args, True, 0.1, 1e-5)
+
+    expected, result = batch_norm("cpu"), batch_norm("openreg")
     for got, want in zip(result, expected):
         assert got.dtype == want.dtype
         assert_same(got, want)
@@ -215,3 +225,31 @@ def test_composite_out_variant_that_rejects_other_devices_runs_on_the_cpu():
     assert_same(values, expected.values)
     assert_same(indices, expected.indices)
 
+
+
+@pytest.mark.skipif(os.environ["OPENREG_DRIVER"] == "cpu_sim", reason="cpu_sim runs every op before returning")
+def test_training_batch_norm_and_masked_gradients_are_enqueued_without_waiting():
+    # Batch norm in training mode and convolution_backward with a partial
+    # output_mask (an input that needs no gradient) have meta shapes: they
+    # must be queued behind earlier work, not drain the stream (each wait cost
+    # a small ResNet about 30 stream drains per step).
+    torch.manual_seed(0)
+    x, weight = torch.randn(8, 3, 16, 16), torch.randn(4, 3, 3, 3)
+    big = torch.randn(1024, 1024, device="openreg")
+
+    def step(device):
+        w = weight.to(device).requires_grad_()
+        out = F.conv2d(x.to(device), w, padding=1)  # x needs no gradient
+        normalized = F.batch_norm(out, None, None, training=True)
+        (grad_weight,) = torch.autograd.grad(normalized.square().sum(), w)
+        return normalized, grad_weight
+
+    step("openreg")  # first calls import Python meta kernels
+    torch.openreg.synchronize()
+    stream = torch.openreg.current_stream()
+    for _ in range(16):  # about a second of work, queued ahead of the step
+        big @ big
+    results = step("openreg")
+    assert not stream.query(), "an op of the step waited for the stream to drain"
+    for got, want in zip(results, step("cpu")):
+        assert_same(got, want, rtol=1e-4, atol=1e-4)
