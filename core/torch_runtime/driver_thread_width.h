@@ -18,8 +18,8 @@
 //     one thread fewer than ATen's intra-op count (at least one), leaving a
 //     core to the host, and gives its extra workers back when it narrows.
 //     "Short" is judged by the work's thread time (the driver thread's CPU
-//     time, times the width) over windows of a few milliseconds of it, with hysteresis so that a
-//     model mixing both does not flip at every op.
+//     time, times the width) over windows of a few milliseconds of it, with
+//     hysteresis so that a model mixing both does not flip at every op.
 //   - Long kernels (large matmuls and convolutions), and any work that runs
 //     while a host thread waits for the device, use every thread: the host
 //     has nothing to do then.
