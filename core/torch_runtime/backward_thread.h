@@ -22,6 +22,17 @@
 // pool. Drivers that run work on threads of their own (threaded_sim) never
 // run it inline, and keep CUDA's device threads.
 //
+// The autograd engine also starts its device threads (one per device of every
+// accelerator) at the first backward pass of the process, whichever thread it
+// runs on. On cpu_sim that start, in the middle of a backward pass whose
+// kernels use OpenMP teams on two cores, made the first backward pass 1.0-4.0
+// ms against the CPU's 0.6 ms: the process's first training step 2.3x the
+// CPU's (docs/performance.md, "The first backward pass"). So the same first
+// inline launch also starts those threads, through the engine's own public
+// initialize_device_threads_pool, while nothing else is running: the process
+// pays the thread start once either way, and the first backward pass then
+// costs what the CPU's does.
+//
 // The switch is the thread's own autograd state: code that sets it later,
 // explicitly, wins (with torch.autograd.set_multithreading_enabled(True) a
 // backward pass uses the device thread again), and the core decides once per

@@ -86,3 +86,24 @@ def test_no_openmp_pool_starts_on_an_autograd_device_thread():
     assert result.returncode == 0, result.stderr
     names = json.loads(result.stdout.splitlines()[-1])
     assert {name: count for name, count in names.items() if name.startswith("pt_autograd_") and count > 1} == {}, names
+
+
+FIRST_LAUNCH = """
+import json, os, torch
+torch.ones(1, device="openreg").add_(1)
+names = [open(f"/proc/self/task/{tid}/comm").read().strip() for tid in os.listdir("/proc/self/task")]
+print(json.dumps({"device_count": torch.openreg.device_count(),
+                  "autograd_threads": sorted(name for name in names if name.startswith("pt_autograd_"))}))
+"""
+
+
+def test_autograd_device_threads_start_at_the_first_inline_launch():
+    # Started there, not in the middle of the first backward pass, where their
+    # start slowed that pass's OpenMP kernels (Note [Backward on the calling
+    # thread for drivers that run work inline]). A fresh process: this one's
+    # engine has long started them.
+    result = run_python(FIRST_LAUNCH)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.splitlines()[-1])
+    expected = [f"pt_autograd_{i}" for i in range(found["device_count"])] if RUNS_WORK_INLINE else []
+    assert found["autograd_threads"] == expected, found
