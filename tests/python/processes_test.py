@@ -1,5 +1,6 @@
 """Lazy initialization, fork safety and multiprocessing with 'spawn'."""
 
+import os
 import subprocess
 import sys
 
@@ -76,6 +77,39 @@ def test_using_the_device_in_a_child_forked_after_init_says_to_use_spawn():
     ]
     assert lines[6] == "2.0"
     assert lines[7] == "parent: 2.0 status 0"
+
+
+AUTOGRAD_FORK_PROGRAM = """
+import os, torch
+torch.ones(1, device="openreg").add_(1)  # a launch, no backward pass
+torch.openreg.synchronize()  # no driver thread is in the middle of a kernel at the fork
+pid = os.fork()
+if pid == 0:
+    w = torch.ones(2, requires_grad=True)
+    try:
+        (w * 2).sum().backward()
+        print("child backward: ok", flush=True)
+    except RuntimeError as error:
+        print("child backward:", "fork" if "fork-based multiprocessing" in str(error) else str(error), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+w = torch.ones(2, device="openreg", requires_grad=True)
+(w * 2).sum().backward()
+print("parent backward:", w.grad.cpu().tolist())
+"""
+
+
+def test_a_child_forked_after_a_launch_on_a_synchronous_driver_gets_autograds_fork_error():
+    # Autograd's device threads start at the first inline launch (Note
+    # [Backward on the calling thread for drivers that run work inline]), and
+    # PyTorch refuses a backward pass in a child forked after they started,
+    # with its own message, as after any backward pass on CUDA. Before that
+    # change, only a parent's backward pass did this.
+    result = run_python(AUTOGRAD_FORK_PROGRAM)
+    assert result.returncode == 0, result.stderr
+    expected_child = "fork" if os.environ["OPENREG_DRIVER"] == "cpu_sim" else "ok"
+    assert result.stdout.strip().split("\n") == [f"child backward: {expected_child}",
+                                                   "parent backward: [2.0, 2.0]"], result.stdout
 
 
 def test_a_child_forked_before_init_may_use_the_device():
