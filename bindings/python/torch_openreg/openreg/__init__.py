@@ -124,8 +124,9 @@ def _device_index(device: DeviceLike) -> int:
 
 
 def _let_autograd_device_threads_start() -> None:
-    # The first backward through an openreg tensor makes PyTorch's autograd
-    # engine start one worker thread per openreg device, and each new thread
+    # PyTorch's autograd engine starts one worker thread per openreg device at
+    # the first backward pass, or, on a driver that runs work inline, at the
+    # first launch (core/torch_runtime/backward_thread.h), and each new thread
     # must take the GIL once before it parks. A thread still waiting for the
     # GIL when the interpreter finalizes is ended inside C++ and aborts the
     # process ("terminate called without an active exception", the race of
