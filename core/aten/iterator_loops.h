@@ -24,8 +24,6 @@
 #include <optional>
 #include <utility>
 
-#include "absl/functional/any_invocable.h"
-#include "absl/utility/utility.h"
 #include "core/aten/cpu_fallback.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
@@ -58,9 +56,9 @@ void CheckScalarFits(at::ScalarType dtype, const c10::Scalar& value);
 c10::OperatorHandle Op(const char* name, const char* overload);
 
 // The work EnqueueLoop enqueues: the iterator, which owns its operands, and
-// the loop that runs over it. Built in place in the work's own storage, so
-// the iterator (several hundred bytes of inline vectors, each move a few
-// hundred instructions) is moved once per op, not once per layer of wrapping.
+// the loop that runs over it. Built in place in the work's record, so the
+// iterator (several hundred bytes of inline vectors, each move a few hundred
+// instructions) is moved once per op, and the op allocates once.
 template <typename Loop>
 struct LoopWork {
   LoopWork(at::TensorIterator&& iter, Loop loop)
@@ -88,10 +86,9 @@ void EnqueueLoop(at::TensorIterator&& iter, const char* op_name, Loop loop) {
     iter.unsafe_replace_operand(i,
                                 static_cast<char*>(iter.data_ptr(i)) + offset);
   }
-  EnqueueOnCurrentStream(
-      device, op_name,
-      absl::AnyInvocable<void()>(absl::in_place_type<LoopWork<Loop>>,
-                                 std::move(iter), std::move(loop)));
+  EnqueueInPlaceOnCurrentStream<LoopWork<Loop>>(device, op_name,
+                                                std::move(iter),
+                                                std::move(loop));
 }
 
 // The CPU fallback for `op` on these arguments, for calls the loops do not

@@ -35,8 +35,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/functional/any_invocable.h"
-#include "absl/utility/utility.h"
 #include "core/aten/cpu_alias.h"
 #include "core/torch_runtime/stream_work.h"
 
@@ -186,12 +184,11 @@ class StructuredCall final : public Impl {
         std::make_tuple(HeldArgument(aliases, args)...),
         AliasesOfOutputs(aliases, std::make_index_sequence<kOutputs>()));
     aliases.ForgetOriginalTensors();
-    // Built in place in the work's storage: the alias table and the held
-    // arguments are moved once, not once per layer of wrapping.
-    EnqueueOnCurrentStream(outputs_[0].tensor().device().index(), op_name,
-                           absl::AnyInvocable<void()>(
-                               absl::in_place_type<ImplWork<decltype(held)>>,
-                               std::move(aliases), std::move(held)));
+    // Built in place in the work's record: the alias table and the held
+    // arguments are moved once, and the op allocates once.
+    EnqueueInPlaceOnCurrentStream<ImplWork<decltype(held)>>(
+        outputs_[0].tensor().device().index(), op_name, std::move(aliases),
+        std::move(held));
   }
 
  private:

@@ -26,54 +26,32 @@
 namespace openreg {
 namespace {
 
-struct PendingWork {
-  PendingWork(absl::AnyInvocable<void()> work, absl::string_view op_name,
-              c10::DeviceIndex device, openreg_stream stream)
-      : work(std::move(work)),
-        op_name(op_name),
-        device(device),
-        stream(stream) {}
-
-  absl::AnyInvocable<void()> work;
-  const std::string op_name;
-  const c10::DeviceIndex device;
-  const openreg_stream stream;
-  // Whether the driver has called RunPendingWork. Read by the launching
-  // thread after a failed launch: a driver may fail the call (even with
-  // LAUNCH_FAILURE, or an injected fault) without ever running the work, and
-  // then nothing else would release it or count it done.
-  std::atomic<bool> ran{false};
-  // The launching thread and the driver's run each own the work; the last
-  // one to let go hands it to CompletedWork (Note [Asynchronous execution]).
-  std::atomic<int> owners{2};
-};
-
 // Work the driver has run, waiting to be destroyed on a user thread.
 class CompletedWork {
  public:
-  void Push(PendingWork* work) {
+  void Push(WorkRecord* work) {
     absl::MutexLock lock(&mutex_);
     work_.push_back(work);
     size_.store(work_.size(), std::memory_order_release);
   }
 
-  std::vector<std::unique_ptr<PendingWork>> TakeAll() {
+  std::vector<std::unique_ptr<WorkRecord>> TakeAll() {
     // Empty after every op on a synchronous driver (the launching thread
     // destroys its own work): no lock then.
     if (size_.load(std::memory_order_acquire) == 0) return {};
-    std::vector<PendingWork*> taken;
+    std::vector<WorkRecord*> taken;
     {
       absl::MutexLock lock(&mutex_);
       taken.swap(work_);
       size_.store(0, std::memory_order_release);
     }
-    return std::vector<std::unique_ptr<PendingWork>>(taken.begin(),
+    return std::vector<std::unique_ptr<WorkRecord>>(taken.begin(),
                                                      taken.end());
   }
 
  private:
   absl::Mutex mutex_;
-  std::vector<PendingWork*> work_ ABSL_GUARDED_BY(mutex_);
+  std::vector<WorkRecord*> work_ ABSL_GUARDED_BY(mutex_);
   // Mirrors work_.size() so the common case needs no lock.
   std::atomic<size_t> size_{0};
 };
@@ -88,7 +66,7 @@ class FailureLog {
     int later_failures = 0;
   };
 
-  void Record(const PendingWork& work, absl::string_view what,
+  void Record(const WorkRecord& work, absl::string_view what,
               bool out_of_memory) {
     absl::MutexLock lock(&mutex_);
     auto [it, inserted] = failures_.try_emplace(work.stream);
@@ -189,7 +167,7 @@ FailureLog& Failures() {
 // Gives up one of the work's two owners. The last one hands the work back
 // for destruction on a user thread: at once when the caller is one (a user
 // thread outside any enqueued work), else through the completed list.
-void ReleaseOwnership(PendingWork* work, bool on_user_thread) {
+void ReleaseOwnership(WorkRecord* work, bool on_user_thread) {
   if (work->owners.fetch_sub(1) != 1) return;
   if (on_user_thread) {
     delete work;
@@ -201,7 +179,7 @@ void ReleaseOwnership(PendingWork* work, bool on_user_thread) {
 // The host function behind every launch. C on the driver's side: nothing may
 // escape it.
 openreg_status RunPendingWork(void* user_data) {
-  auto* pending = static_cast<PendingWork*>(user_data);
+  auto* pending = static_cast<WorkRecord*>(user_data);
   const c10::DeviceIndex device = pending->device;
   openreg_status status = OPENREG_SUCCESS;
   // Work may nest on a synchronous driver: restore, do not clear.
@@ -216,7 +194,7 @@ openreg_status RunPendingWork(void* user_data) {
     // Note [OpenMP width of driver threads].
     std::optional<DriverThreadWorkScope> width;
     if (on_driver_thread) width.emplace();
-    pending->work();
+    pending->Run();
   } catch (const c10::OutOfMemoryError& error) {
     Failures().Record(*pending, error.what_without_backtrace(),
                       /*out_of_memory=*/true);
@@ -299,15 +277,14 @@ void ThrowIfFailed(const absl::Status& status, c10::DeviceIndex device,
   TORCH_CHECK(false, message);
 }
 
-}  // namespace
-
-void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
-                 absl::string_view op_name, absl::AnyInvocable<void()> work) {
-  ReleaseCompletedWork();
-  if (RecordWorkIfCapturing(stream, op_name, work)) return;
+// Launches `record` on its stream, which does not capture.
+void Launch(std::unique_ptr<WorkRecord> record) {
+  const c10::DeviceIndex device = record->device;
+  const openreg_stream stream = record->stream;
   const Runtime& runtime = RuntimeForDevice(device);
   const Driver& driver = runtime.driver();
-  auto* pending = new PendingWork(std::move(work), op_name, device, stream);
+  // The driver's run and this thread share the record from here on.
+  WorkRecord* pending = record.release();
   InFlight().Add(device);
   const uint64_t run_before = work_run_on_this_thread;
   ++launches_in_progress;
@@ -319,7 +296,12 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
   } else if (status.ok()) {
     NoteWorkQueuedForDriverThread();
   }
-  const ReportAt at_this_op{op_name, runtime.config().launch_blocking};
+  // Copied only when an error may name the op: the record may be gone once
+  // this thread lets go of it.
+  const bool launch_blocking = runtime.config().launch_blocking;
+  const std::string op_name =
+      status.ok() && !launch_blocking ? std::string() : pending->op_name;
+  const ReportAt at_this_op{op_name, launch_blocking};
   if (!status.ok() && !pending->ran.load()) {
     // Never launched, and never will be: the driver refused the call.
     delete pending;
@@ -341,6 +323,33 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
     ReleaseCompletedWork();
     ThrowIfFailed(done, device, stream, at_this_op);
   }
+}
+
+}  // namespace
+
+void EnqueueRecord(std::unique_ptr<WorkRecord> record) {
+  ReleaseCompletedWork();
+  if (IsCapturing(record->stream)) {
+    // A graph keeps its work as closures, run at every replay.
+    const c10::DeviceIndex device = record->device;
+    const openreg_stream stream = record->stream;
+    const std::string op_name = record->op_name;
+    absl::AnyInvocable<void()> work = [record = std::move(record)] {
+      record->Run();
+    };
+    if (RecordWorkIfCapturing(stream, op_name, work)) return;
+    // The capture ended meanwhile (on another thread): run it eagerly.
+    record = MakeWorkRecord<absl::AnyInvocable<void()>>(op_name, device,
+                                                        stream, std::move(work));
+  }
+  Launch(std::move(record));
+}
+
+void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
+                 absl::string_view op_name, absl::AnyInvocable<void()> work) {
+  EnqueueRecord(MakeWorkRecord<absl::AnyInvocable<void()>>(op_name, device,
+                                                           stream,
+                                                           std::move(work)));
 }
 
 void EnqueueOnCurrentStream(c10::DeviceIndex device, absl::string_view op_name,

@@ -34,11 +34,15 @@
 
 #include <c10/core/Device.h>
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
+#include "core/torch_runtime/torch_stream.h"
+#include "core/torch_runtime/work_record.h"
 #include "driver_abi/openreg_driver.h"
 
 namespace openreg {
@@ -52,6 +56,20 @@ void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
 // EnqueueWork on the calling thread's current stream of `device`.
 void EnqueueOnCurrentStream(c10::DeviceIndex device, absl::string_view op_name,
                             absl::AnyInvocable<void()> work);
+
+// EnqueueWork of a record built by MakeWorkRecord, on the record's stream.
+void EnqueueRecord(std::unique_ptr<WorkRecord> record);
+
+// EnqueueOnCurrentStream of a `Work` built from `args` inside the work's own
+// record: for the ops every step runs (Note [One allocation per piece of
+// work]).
+template <typename Work, typename... Args>
+void EnqueueInPlaceOnCurrentStream(c10::DeviceIndex device,
+                                   absl::string_view op_name, Args&&... args) {
+  EnqueueRecord(MakeWorkRecord<Work>(op_name, device,
+                                     CurrentDriverStream(device),
+                                     std::forward<Args>(args)...));
+}
 
 // Runs `work` on the current stream of `device` and waits for it: for work
 // whose results the calling thread needs at once (ops whose output shapes

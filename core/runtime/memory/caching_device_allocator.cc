@@ -101,10 +101,13 @@ bool CachingDeviceAllocator::Free(void* ptr) {
   }
   DeviceMemoryPool* pool = block->pool;
   pool->Free(block);
+  // Only a graph's private pool retires; a device's own pool (fixed at
+  // construction) needs no lock to tell, and serves nearly every free.
+  if (pool == pools_[pool->device()].get()) return true;
   bool retired = false;
   {
     absl::MutexLock lock(&mutex_);
-    retired = !retired_.empty() && retired_.contains(pool);
+    retired = retired_.contains(pool);
   }
   // A failure to return memory leaves it cached in the pool, still usable
   // by a later graph on the same pool id: nothing to report to a deleter.
