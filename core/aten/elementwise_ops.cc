@@ -85,8 +85,9 @@ at::Tensor NumberAs(const at::Tensor& other, at::ScalarType dtype) {
   return converted;
 }
 
-// Whether a binary op on `self` and `other` (already through NumberAs),
-// writing `out` if given, can run its CPU loop without conversions.
+// Whether a binary op on the openreg tensor `self` and its other operand
+// `other` (already through NumberAs, and in either order), writing `out` if
+// given, can run its CPU loop without conversions.
 bool LoopReady(const at::Tensor& self, const at::Tensor& other,
                const at::Tensor* out) {
   if (!IsOpenReg(self) || !Plain(self) || !Plain(other)) return false;
@@ -171,14 +172,24 @@ struct DivOp {
 
 // Enqueues `BinaryOp`'s loop for `self` and `other` writing `out` (null: a
 // fresh result) and returns the result, or nothing when the loop cannot
-// take the call and the fallback must.
+// take the call and the fallback must. The openreg tensor may be either
+// operand: ATen's composite kernels put a Python number first in `1 - t`
+// (rsub) and in C++'s Tensor::mul_(Scalar) (mul_out(self, number, self)),
+// which the foreach kernels of Adam, AdamW and SGD call. The loop reads a CPU
+// scalar in either place, so the operands keep ATen's order.
 template <typename BinaryOp, typename... Alpha>
 std::optional<at::Tensor> EnqueueBinaryLoop(const at::Tensor& self,
                                             const at::Tensor& other,
                                             const at::Tensor* out,
                                             const Alpha&... alpha) {
-  const at::Tensor operand = NumberAs(other, self.scalar_type());
-  if (!LoopReady(self, operand, out) || !BinaryOp::Takes(self.scalar_type())) {
+  const bool number_first = !IsOpenReg(self) && IsOpenReg(other);
+  const at::Tensor& tensor = number_first ? other : self;
+  const at::Tensor first =
+      number_first ? NumberAs(self, tensor.scalar_type()) : self;
+  const at::Tensor second =
+      number_first ? other : NumberAs(other, tensor.scalar_type());
+  if (!LoopReady(tensor, number_first ? first : second, out) ||
+      !BinaryOp::Takes(tensor.scalar_type())) {
     return std::nullopt;
   }
   // ATen checks the number as given (sub rejects a Python bool).
@@ -187,7 +198,7 @@ std::optional<at::Tensor> EnqueueBinaryLoop(const at::Tensor& self,
   // another shape: it never resizes its tensor. An out= one resizes `out`.
   at::TensorBase out_base;
   if (out != nullptr) out_base = *out;
-  at::TensorIterator iter = BinaryOp::Build(out_base, self, operand);
+  at::TensorIterator iter = BinaryOp::Build(out_base, first, second);
   at::Tensor result = iter.output();
   EnqueueLoop(
       std::move(iter), BinaryOp::kName,

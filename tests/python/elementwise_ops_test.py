@@ -164,3 +164,48 @@ def test_ordered_with_other_streams_work():
             a.add_(1)
     stream.synchronize()
     assert_same(a, torch.full((1 << 16,), 20.0))
+
+
+@pytest.mark.parametrize("dtype", LOOP_DTYPES + FALLBACK_DTYPES, ids=str)
+def test_number_minus_tensor(dtype):
+    # rsub: ATen's composite kernel passes the number as sub's first operand.
+    a = sample(dtype, (3, 4))
+    if dtype == torch.uint8:
+        number = 9
+    else:
+        number = 1 if not (dtype.is_floating_point or dtype.is_complex) else 0.5
+    device = number - a.to("openreg")
+    assert device.dtype == (number - a).dtype
+    assert_same(device, number - a)
+    assert_same(torch.rsub(a.to("openreg"), number, alpha=2), torch.rsub(a, number, alpha=2))
+
+
+@pytest.mark.parametrize("dtype", LOOP_DTYPES + FALLBACK_DTYPES, ids=str)
+def test_in_place_mul_by_a_number_from_cpp(dtype):
+    # aten::mul_.Scalar is what C++ callers reach (the optimizers' foreach
+    # kernels); Python's t.mul_(x) takes mul_.Tensor.
+    a = sample(dtype, (3, 4))
+    number = 3 if not (dtype.is_floating_point or dtype.is_complex) else 0.999
+    on_device = a.to("openreg")
+    result = torch.ops.aten.mul_.Scalar(on_device, number)
+    assert result is on_device
+    assert_same(on_device, torch.ops.aten.mul_.Scalar(a.clone(), number))
+
+
+def test_number_first_operands_run_one_loop_without_copying_the_number():
+    params = [sample(torch.float32, (4, 3), seed).to("openreg") for seed in range(3)]
+    expected = [p.cpu() * 0.999 for p in params]
+    torch._foreach_mul_(params, 0.999)  # warm-up outside the profile
+    expected = [e * 0.999 for e in expected]
+    with torch.profiler.profile() as profile:
+        torch._foreach_mul_(params, 0.999)
+    names = [event.name for event in profile.events()]
+    assert "aten::_to_copy" not in names and "aten::copy_" not in names, names
+    assert names.count("openreg launch") == len(params), names
+    for param, value in zip(params, expected):
+        assert_same(param, value)
+    with torch.profiler.profile() as profile:
+        complement = 1 - params[0]
+    names = [event.name for event in profile.events()]
+    assert "aten::_to_copy" not in names and names.count("openreg launch") == 1, names
+    assert_same(complement, 1 - params[0].cpu())
