@@ -184,11 +184,9 @@ std::optional<at::Tensor> EnqueueBinaryLoop(const at::Tensor& self,
                                             const Alpha&... alpha) {
   const bool number_first = !IsOpenReg(self) && IsOpenReg(other);
   const at::Tensor& tensor = number_first ? other : self;
-  const at::Tensor first =
-      number_first ? NumberAs(self, tensor.scalar_type()) : self;
-  const at::Tensor second =
-      number_first ? other : NumberAs(other, tensor.scalar_type());
-  if (!LoopReady(tensor, number_first ? first : second, out) ||
+  const at::Tensor operand =
+      NumberAs(number_first ? self : other, tensor.scalar_type());
+  if (!LoopReady(tensor, operand, out) ||
       !BinaryOp::Takes(tensor.scalar_type())) {
     return std::nullopt;
   }
@@ -198,7 +196,9 @@ std::optional<at::Tensor> EnqueueBinaryLoop(const at::Tensor& self,
   // another shape: it never resizes its tensor. An out= one resizes `out`.
   at::TensorBase out_base;
   if (out != nullptr) out_base = *out;
-  at::TensorIterator iter = BinaryOp::Build(out_base, first, second);
+  at::TensorIterator iter = number_first
+                                ? BinaryOp::Build(out_base, operand, tensor)
+                                : BinaryOp::Build(out_base, tensor, operand);
   at::Tensor result = iter.output();
   EnqueueLoop(
       std::move(iter), BinaryOp::kName,
