@@ -59,6 +59,7 @@ const char* StateName(BlockState state) {
     case BlockState::kUntracked:
       return "active_pending_free";
     case BlockState::kFree:
+    case BlockState::kFreeUnmerged:
       return "inactive";
   }
   return "unknown";

@@ -24,6 +24,8 @@ enum class BlockState {
   kAllocated,       // handed out
   kAwaitingEvents,  // freed; streams it was recorded on have not caught up
   kFree,            // in its pool's free set
+  kFreeUnmerged,    // freed and kept whole in its size's reuse list, not yet
+                    // merged with free neighbours (Note [Reuse before merge])
   kUntracked,       // freed; a stream's use of it has no event yet (the record
                     // failed): recorded again at every sweep, not reused until
                     // then
@@ -42,6 +44,8 @@ struct Block {
   // is recorded on each and the block is reused only once all have fired.
   absl::InlinedVector<openreg_stream, 1> stream_uses;
   int32_t pending_events = 0;
+  // The next block of the same size while kFreeUnmerged.
+  Block* next_unmerged = nullptr;
   // Where it was allocated, while recording (Note [Memory history]).
   HistoryContext history;
 

@@ -23,13 +23,7 @@ absl::StatusOr<void*> CachingDeviceAllocator::Allocate(
     int32_t device, size_t size, absl::FunctionRef<void()> reclaim) {
   absl::StatusOr<Block*> block = pools_[device]->Allocate(size, reclaim);
   if (!block.ok()) return block.status();
-  Track(*block);
   return (*block)->ptr;
-}
-
-void CachingDeviceAllocator::Track(Block* block) {
-  absl::MutexLock lock(&mutex_);
-  allocated_.emplace(block->ptr, block);
 }
 
 absl::StatusOr<void*> CachingDeviceAllocator::AllocateFromPrivatePool(
@@ -49,7 +43,6 @@ absl::StatusOr<void*> CachingDeviceAllocator::AllocateFromPrivatePool(
   }
   absl::StatusOr<Block*> block = private_pool->Allocate(size, reclaim);
   if (!block.ok()) return block.status();
-  Track(*block);
   return (*block)->ptr;
 }
 
@@ -90,41 +83,47 @@ size_t CachingDeviceAllocator::PrivatePoolReservedBytes(
   return it->second.pool->stats().reserved_bytes[StatPool::kAll].current;
 }
 
+std::vector<DeviceMemoryPool*> CachingDeviceAllocator::PrivatePools() const {
+  std::vector<DeviceMemoryPool*> pools;
+  absl::MutexLock lock(&mutex_);
+  pools.reserve(private_pools_.size());
+  for (const auto& [key, private_pool] : private_pools_) {
+    pools.push_back(private_pool.pool.get());
+  }
+  return pools;
+}
+
 bool CachingDeviceAllocator::Free(void* ptr) {
-  Block* block = nullptr;
-  {
-    absl::MutexLock lock(&mutex_);
-    auto it = allocated_.find(ptr);
-    if (it == allocated_.end()) return false;
-    block = it->second;
-    allocated_.erase(it);
+  // A device's own pool serves nearly every free, and never retires.
+  for (const auto& pool : pools_) {
+    if (pool->FreeAt(ptr)) return true;
   }
-  DeviceMemoryPool* pool = block->pool;
-  pool->Free(block);
-  // Only a graph's private pool retires; a device's own pool (fixed at
-  // construction) needs no lock to tell, and serves nearly every free.
-  if (pool == pools_[pool->device()].get()) return true;
-  bool retired = false;
-  {
-    absl::MutexLock lock(&mutex_);
-    retired = retired_.contains(pool);
+  for (DeviceMemoryPool* pool : PrivatePools()) {
+    if (!pool->FreeAt(ptr)) continue;
+    bool retired = false;
+    {
+      absl::MutexLock lock(&mutex_);
+      retired = retired_.contains(pool);
+    }
+    // A failure to return memory leaves it cached in the pool, still usable
+    // by a later graph on the same pool id: nothing to report to a deleter.
+    if (retired) pool->EmptyCache().IgnoreError();
+    return true;
   }
-  // A failure to return memory leaves it cached in the pool, still usable
-  // by a later graph on the same pool id: nothing to report to a deleter.
-  if (retired) pool->EmptyCache().IgnoreError();
-  return true;
+  return false;
 }
 
 absl::StatusOr<Block*> CachingDeviceAllocator::FindBlock(void* ptr) const {
-  absl::MutexLock lock(&mutex_);
-  auto it = allocated_.find(ptr);
-  if (it == allocated_.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "pointer ", absl::Hex(reinterpret_cast<uintptr_t>(ptr)),
-        " is not the start of memory allocated by openreg's caching "
-        "allocator (a view into another tensor's storage, or freed)"));
+  for (const auto& pool : pools_) {
+    if (Block* block = pool->FindAllocated(ptr)) return block;
   }
-  return it->second;
+  for (DeviceMemoryPool* pool : PrivatePools()) {
+    if (Block* block = pool->FindAllocated(ptr)) return block;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "pointer ", absl::Hex(reinterpret_cast<uintptr_t>(ptr)),
+      " is not the start of memory allocated by openreg's caching "
+      "allocator (a view into another tensor's storage, or freed)"));
 }
 
 absl::Status CachingDeviceAllocator::RecordStream(void* ptr,

@@ -1,13 +1,15 @@
 // Note [Device caching allocator]
 //
 // All device memory of openreg tensors comes from here: one DeviceMemoryPool
-// per device (device_memory_pool.h explains caching, splitting and streams)
-// and a map from every pointer handed out to its block, because PyTorch
-// frees memory by pointer alone. docs/memory.md describes the design, its
+// per device (device_memory_pool.h explains caching, splitting and streams),
+// and the private pools of graphs. PyTorch frees memory by pointer alone;
+// each pool maps the pointers it handed out to their blocks, so a free asks
+// the device pools, then the private ones, and takes one pool's lock, not a
+// lock of its own as well. docs/memory.md describes the design, its
 // thresholds and its statistics.
 //
-// Thread-safety: all methods may be called from any thread. The pointer map
-// has its own mutex, taken before (never while holding) a pool's.
+// Thread-safety: all methods may be called from any thread. The private pool
+// table has its own mutex, taken before (never while holding) a pool's.
 #ifndef OPENREG_CORE_RUNTIME_MEMORY_CACHING_DEVICE_ALLOCATOR_H_
 #define OPENREG_CORE_RUNTIME_MEMORY_CACHING_DEVICE_ALLOCATOR_H_
 
@@ -92,7 +94,8 @@ class CachingDeviceAllocator {
   };
 
   absl::StatusOr<Block*> FindBlock(void* ptr) const;
-  void Track(Block* block);
+  // Every private pool so far (none is ever destroyed).
+  std::vector<DeviceMemoryPool*> PrivatePools() const;
 
   const Driver& driver_;
   const AllocatorConfig config_;
@@ -100,7 +103,6 @@ class CachingDeviceAllocator {
   std::vector<std::unique_ptr<MemoryHistory>> histories_;
   std::vector<std::unique_ptr<DeviceMemoryPool>> pools_;
   mutable absl::Mutex mutex_;
-  absl::flat_hash_map<void*, Block*> allocated_ ABSL_GUARDED_BY(mutex_);
   // Kept after their last user (small; memory may still be allocated from
   // them), by device and id.
   absl::flat_hash_map<std::pair<int32_t, PrivatePoolId>, PrivatePool>

@@ -19,7 +19,8 @@ DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
       device_(device),
       config_(config),
       history_(history),
-      id_(id) {
+      id_(id),
+      unmerged_(kSmallRequestLimit / kMinBlockSize, nullptr) {
   if (config_.has_max_split_size()) {
     stats_.max_split_size = static_cast<int64_t>(config_.max_split_size);
   }
@@ -28,6 +29,7 @@ DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
 DeviceMemoryPool::~DeviceMemoryPool() {
   absl::MutexLock lock(&mutex_);
   ProcessEvents(/*wait=*/true);
+  MergeUnmerged();
   ReleaseFreeSegments(/*context=*/nullptr)
       .IgnoreError();  // nothing to report to at teardown
   // Free blocks left share a segment with an untracked block; their memory,
@@ -105,6 +107,7 @@ void DeviceMemoryPool::RecordHistory(TraceAction action, const void* address,
 Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
                                  const HistoryContext* context) {
   MaybeSplit(block, size);
+  allocated_.emplace(block->ptr, block);
   block->state = BlockState::kAllocated;
   block->requested = requested;
   if (context != nullptr) {
@@ -123,7 +126,12 @@ Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
 absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
     size_t size, const HistoryContext* context) {
   ProcessEvents(/*wait=*/false);
+  if (Block* reused = TakeUnmerged(size)) return reused;
   if (Block* cached = TakeCachedBlock(size)) return cached;
+  if (unmerged_count_ > 0) {
+    MergeUnmerged();
+    if (Block* cached = TakeCachedBlock(size)) return cached;
+  }
   const bool small = IsSmallBlockSize(size);
   const size_t segment_size = SegmentSizeFor(size);
   absl::StatusOr<Block*> block = AllocateSegment(segment_size, small, context);
@@ -219,6 +227,43 @@ void DeviceMemoryPool::EraseFree(Block* block, FreeSet::iterator position) {
   }
 }
 
+void DeviceMemoryPool::KeepUnmerged(Block* block) {
+  block->state = BlockState::kFreeUnmerged;
+  Block*& head = unmerged_[block->size / kMinBlockSize - 1];
+  block->next_unmerged = head;
+  head = block;
+  ++unmerged_count_;
+  if (block->is_split()) {
+    stats_.inactive_split.Increase(block->small, 1);
+    stats_.inactive_split_bytes.Increase(block->small, block->size);
+  }
+}
+
+Block* DeviceMemoryPool::TakeUnmerged(size_t size) {
+  if (!IsSmallBlockSize(size)) return nullptr;
+  Block*& head = unmerged_[size / kMinBlockSize - 1];
+  Block* block = head;
+  if (block == nullptr) return nullptr;
+  head = block->next_unmerged;
+  block->next_unmerged = nullptr;
+  --unmerged_count_;
+  if (block->is_split()) {
+    stats_.inactive_split.Decrease(block->small, 1);
+    stats_.inactive_split_bytes.Decrease(block->small, block->size);
+  }
+  return block;
+}
+
+void DeviceMemoryPool::MergeUnmerged() {
+  for (size_t index = 0; unmerged_count_ > 0 && index < unmerged_.size();
+       ++index) {
+    while (Block* block = TakeUnmerged((index + 1) * kMinBlockSize)) {
+      block->state = BlockState::kFree;
+      MergeIntoFreeSet(block);
+    }
+  }
+}
+
 void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
   stats_.active.Decrease(block->small, 1);
   stats_.active_bytes.Decrease(block->small, block->size);
@@ -227,6 +272,14 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
                   HistoryContext{nullptr, block->history.stream});
   }
   block->history = HistoryContext();
+  if (block->small) {
+    KeepUnmerged(block);
+  } else {
+    MergeIntoFreeSet(block);
+  }
+}
+
+void DeviceMemoryPool::MergeIntoFreeSet(Block* block) {
   if (Block* prev = block->prev; prev != nullptr && prev->state == BlockState::kFree) {
     EraseFree(prev);
     prev->size += block->size;
@@ -246,13 +299,47 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
 }
 
 void DeviceMemoryPool::Free(Block* block) {
-  HistoryContext context;
-  const bool recording = history_.enabled();
-  if (recording) context = history_.Gather(device_, /*for_free=*/true);
+  HistoryContext gathered;
+  const HistoryContext* context = nullptr;
+  if (history_.enabled()) {
+    gathered = history_.Gather(device_, /*for_free=*/true);
+    context = &gathered;
+  }
   absl::MutexLock lock(&mutex_);
-  if (recording) {
+  allocated_.erase(block->ptr);
+  FreeLocked(block, context);
+}
+
+bool DeviceMemoryPool::FreeAt(void* ptr) {
+  HistoryContext gathered;
+  const HistoryContext* context = nullptr;
+  if (history_.enabled()) {
+    // Gathering may take the GIL (Note [Memory history]): not under the
+    // lock, and only for this pool's own pointers.
+    if (FindAllocated(ptr) == nullptr) return false;
+    gathered = history_.Gather(device_, /*for_free=*/true);
+    context = &gathered;
+  }
+  absl::MutexLock lock(&mutex_);
+  auto it = allocated_.find(ptr);
+  if (it == allocated_.end()) return false;
+  Block* block = it->second;
+  allocated_.erase(it);
+  FreeLocked(block, context);
+  return true;
+}
+
+Block* DeviceMemoryPool::FindAllocated(void* ptr) const {
+  absl::MutexLock lock(&mutex_);
+  auto it = allocated_.find(ptr);
+  return it == allocated_.end() ? nullptr : it->second;
+}
+
+void DeviceMemoryPool::FreeLocked(Block* block,
+                                  const HistoryContext* context) {
+  if (context != nullptr) {
     RecordHistory(TraceAction::kFreeRequested, block->ptr, block->size,
-                  context);
+                  *context);
   }
   stats_.allocation.Decrease(block->small, 1);
   stats_.allocated_bytes.Decrease(block->small, block->size);
@@ -374,6 +461,7 @@ absl::Status DeviceMemoryPool::EmptyCache() {
   }
   absl::MutexLock lock(&mutex_);
   ProcessEvents(/*wait=*/true);
+  MergeUnmerged();
   return ReleaseFreeSegments(context);
 }
 
@@ -430,7 +518,10 @@ void DeviceMemoryPool::Snapshot(std::vector<SegmentSnapshot>& segments) const {
         out.allocated_size += block->size;
         out.requested_size += block->requested;
       }
-      if (block->state != BlockState::kFree) out.active_size += block->size;
+      if (block->state != BlockState::kFree &&
+          block->state != BlockState::kFreeUnmerged) {
+        out.active_size += block->size;
+      }
       out.blocks.push_back(
           BlockSnapshot{reinterpret_cast<uintptr_t>(block->ptr), block->size,
                         block->requested, block->state, block->history.frames});

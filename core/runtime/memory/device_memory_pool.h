@@ -7,6 +7,20 @@
 // EmptyCache() and the out-of-memory path return whole free segments to the
 // driver, so a steady training loop makes no driver calls at all.
 //
+// Note [Reuse before merge]: small blocks are what tiny ops churn through,
+// each op allocating its output and freeing it a moment later. Merging a
+// freed block with its free neighbours at once, and splitting it off again at
+// the next request, costs two B-tree erasures and two insertions per op. So a
+// freed small block is instead kept whole on a list of free blocks of its
+// exact size (the idea of glibc's per-size caches), and a request of that
+// size pops it: no search, no split, no merge. Those blocks are merged into
+// the free sets when a request finds neither its size's list nor a cached
+// block that fits, before the pool asks the driver for a new segment, and by
+// EmptyCache: unmerged blocks never make the pool take more memory from the
+// driver or keep it from returning a segment. Statistics and snapshots show
+// blocks as they are: an unmerged block is inactive, and an inactive split
+// block when its segment holds others.
+//
 // Reuse and streams: the core's enqueued work owns the storages it touches
 // (Note [Asynchronous execution]), so a block is freed only after all work
 // the core enqueued on it has run, and may be handed out again at once, on
@@ -27,6 +41,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -67,6 +82,11 @@ class DeviceMemoryPool {
   // have caught up. Never fails: an event that cannot be recorded is
   // replaced by synchronizing that stream.
   void Free(Block* block);
+  // The same for the block allocated at `ptr`, looked up and freed under one
+  // lock; false when no block of this pool is allocated there.
+  bool FreeAt(void* ptr);
+  // The block allocated at `ptr`, or null.
+  Block* FindAllocated(void* ptr) const;
 
   // Declares that `stream` uses `block` (Tensor.record_stream).
   void RecordStream(Block* block, openreg_stream stream);
@@ -113,7 +133,15 @@ class DeviceMemoryPool {
   // the rest is worth keeping apart.
   void MaybeSplit(Block* block, size_t size)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void FreeLocked(Block* block, const HistoryContext* context)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void InsertFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Note [Reuse before merge]: keeps a freed small block whole on its size's
+  // list; takes one off for a request of `size`, if any.
+  void KeepUnmerged(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  Block* TakeUnmerged(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Merges every block on those lists into the free sets.
+  void MergeUnmerged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void EraseFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void EraseFree(Block* block, FreeSet::iterator position)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -121,10 +149,14 @@ class DeviceMemoryPool {
   // allocation would otherwise call new and delete each time.
   Block* NewBlock() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RecycleBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Merges `block` with free neighbours and puts it in its free set. The
-  // lower block absorbs the higher, so a segment's first block stays the
-  // same object for the segment's life (segments_ holds it).
+  // Takes a block its user and streams are done with out of the active
+  // ones: small blocks stay unmerged (Note [Reuse before merge]), others go
+  // to MergeIntoFreeSet.
   void ReturnToFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Merges a free `block` with neighbours in the free sets and puts it in
+  // its own. The lower block absorbs the higher, so a segment's first block
+  // stays the same object for the segment's life (segments_ holds it).
+  void MergeIntoFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Records an event for each stream in the freed block's stream_uses,
   // keeping the streams whose record failed; returns whether none is left.
   bool TrackStreamUses(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -150,8 +182,14 @@ class DeviceMemoryPool {
   const PrivatePoolId id_;
 
   mutable absl::Mutex mutex_;
+  // Every block handed out, by address: PyTorch frees by pointer alone.
+  absl::flat_hash_map<void*, Block*> allocated_ ABSL_GUARDED_BY(mutex_);
   FreeSet small_free_ ABSL_GUARDED_BY(mutex_);
   FreeSet large_free_ ABSL_GUARDED_BY(mutex_);
+  // Note [Reuse before merge]: per small block size (index size / 512 - 1),
+  // the last kFreeUnmerged block freed, linked through next_unmerged.
+  std::vector<Block*> unmerged_ ABSL_GUARDED_BY(mutex_);
+  size_t unmerged_count_ ABSL_GUARDED_BY(mutex_) = 0;
   PendingEvents<Block*> pending_events_ ABSL_GUARDED_BY(mutex_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mutex_);
   // Freed blocks some stream's use of which has no event yet

@@ -1,6 +1,7 @@
 // The device caching allocator's behaviour, byte-exact, on both shipped
-// drivers: rounding, pools, splitting and merging, statistics, the cache,
-// out of memory, max_split_size, and reuse after record_stream.
+// drivers: rounding, pools, splitting, reuse before merging, merging,
+// statistics, the cache, out of memory, max_split_size, and reuse after
+// record_stream.
 #include "core/runtime/memory/device_memory_pool.h"
 
 #include <memory>
@@ -79,25 +80,78 @@ TEST_P(DeviceMemoryPoolTest, SmallRequestsShareOneSegment) {
   pool_->Free(b);
 }
 
-TEST_P(DeviceMemoryPoolTest, FreedNeighboursMergeBackIntoOneBlock) {
+TEST_P(DeviceMemoryPoolTest, AFreedSmallBlockIsReusedWholeForItsSize) {
   Block* a = Allocate(512);
   Block* b = Allocate(512);
+  void* address = a->ptr;
   pool_->Free(a);
+  // Kept whole, not merged (Note [Reuse before merge]): a and the tail.
   DeviceMemoryStats stats = pool_->stats();
-  EXPECT_EQ(Current(stats.inactive_split), 2);  // a, and the segment's tail
+  EXPECT_EQ(Current(stats.inactive_split), 2);
+  EXPECT_EQ(Current(stats.inactive_split_bytes),
+            int64_t{kSmallSegmentSize} - 512);
+  EXPECT_EQ(Current(stats.active), 1);
   EXPECT_EQ(Current(stats.allocated_bytes), 512);
-  pool_->Free(b);
+  Block* again = Allocate(500);
+  EXPECT_EQ(again->ptr, address);
+  EXPECT_EQ(again->size, 512u);
   stats = pool_->stats();
-  EXPECT_EQ(Current(stats.inactive_split), 0);  // whole again
-  EXPECT_EQ(Current(stats.inactive_split_bytes), 0);
+  EXPECT_EQ(Current(stats.inactive_split), 1);  // the tail
+  EXPECT_EQ(Current(stats.requested_bytes), 512 + 500);
+  EXPECT_EQ(stats.num_device_alloc, 1);
+  pool_->Free(again);
+  pool_->Free(b);
+}
+
+TEST_P(DeviceMemoryPoolTest, UnmergedNeighboursMergeBeforeANewSegment) {
+  // Fill one small segment: [a 512][b 512][c 1 MiB - 512][d 1 MiB - 512].
+  Block* a = Allocate(512);
+  Block* b = Allocate(512);
+  Block* c = Allocate(kSmallRequestLimit - 512);
+  Block* d = Allocate(kSmallRequestLimit - 512);
+  EXPECT_EQ(d->begin() + d->size, a->begin() + kSmallSegmentSize);
+  EXPECT_EQ(Current(pool_->stats().inactive_split), 0);
+  void* address = a->ptr;
+  pool_->Free(a);
+  pool_->Free(b);
+  EXPECT_EQ(Current(pool_->stats().inactive_split), 2);
+  // No list holds 1 KiB and no free block fits, so a and b merge and serve
+  // it, where a new segment would be the alternative.
+  Block* merged = Allocate(1024);
+  EXPECT_EQ(merged->ptr, address);
+  DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(stats.num_device_alloc, 1);
+  EXPECT_EQ(Current(stats.inactive_split), 0);
+  pool_->Free(merged);
+  pool_->Free(c);
+  pool_->Free(d);
+  // Everything merges back into the whole segment, which a request bigger
+  // than any one freed block takes without the driver.
+  Block* whole = Allocate(kSmallRequestLimit);
+  stats = pool_->stats();
+  EXPECT_EQ(stats.num_device_alloc, 1);
+  EXPECT_EQ(whole->ptr, address);
+  pool_->Free(whole);
+  stats = pool_->stats();
   EXPECT_EQ(Current(stats.allocation), 0);
   EXPECT_EQ(Current(stats.active), 0);
   EXPECT_EQ(Current(stats.requested_bytes), 0);
   EXPECT_EQ(Current(stats.reserved_bytes), int64_t{kSmallSegmentSize});
-  // The merged segment serves a request for all of it.
-  Block* whole = Allocate(kSmallRequestLimit);
-  EXPECT_EQ(pool_->stats().num_device_alloc, 1);
-  pool_->Free(whole);
+}
+
+TEST_P(DeviceMemoryPoolTest, EmptyCacheMergesAndReturnsUnmergedBlocks) {
+  Block* a = Allocate(512);
+  Block* b = Allocate(1024);
+  pool_->Free(a);
+  pool_->Free(b);
+  EXPECT_EQ(Current(pool_->stats().inactive_split), 3);  // a, b, the tail
+  ASSERT_TRUE(pool_->EmptyCache().ok());
+  const DeviceMemoryStats stats = pool_->stats();
+  EXPECT_EQ(Current(stats.inactive_split), 0);
+  EXPECT_EQ(Current(stats.inactive_split_bytes), 0);
+  EXPECT_EQ(Current(stats.reserved_bytes), 0);
+  EXPECT_EQ(stats.num_device_free, 1);
+  EXPECT_EQ(DriverFreeBytes(), kCapacity);
 }
 
 TEST_P(DeviceMemoryPoolTest, CacheHitReusesTheBlockWithoutTheDriver) {
