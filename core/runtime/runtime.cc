@@ -20,8 +20,6 @@ std::string& PackageDriverDirectory() {
 std::atomic<bool> initialized{false};
 std::atomic<bool> in_bad_fork{false};
 
-void MarkChildAsBadFork() { in_bad_fork.store(true); }
-
 absl::Status BadForkError() {
   return absl::FailedPreconditionError(
       "openreg cannot be used in a process forked after the parent "
@@ -33,6 +31,11 @@ absl::Status BadForkError() {
 }
 
 }  // namespace
+
+void Runtime::MarkChildAsBadFork() {
+  in_bad_fork.store(true);
+  started_.store(nullptr);
+}
 
 void Runtime::SetPackageDriverDirectory(std::string directory) {
   absl::MutexLock lock(&package_directory_mutex);
@@ -106,6 +109,7 @@ absl::StatusOr<Runtime*> Runtime::Create() {
   Runtime* runtime = new Runtime(*std::move(config), *std::move(driver), *count,
                                  std::move(execution_offsets));
   initialized.store(true);
+  started_.store(runtime, std::memory_order_release);
   // Registered only once the driver runs: a child forked before that may
   // start its own runtime.
   pthread_atfork(nullptr, nullptr, &MarkChildAsBadFork);
@@ -140,7 +144,11 @@ bool Runtime::HasPrimaryContext(int32_t device) const {
 }
 
 void Runtime::MarkDeviceUsed(int32_t device) {
-  if (device >= 0 && device < device_count_) device_used_[device].store(true);
+  // Every allocation calls this: a load, not a locked store, once set.
+  if (device >= 0 && device < device_count_ &&
+      !device_used_[device].load(std::memory_order_relaxed)) {
+    device_used_[device].store(true);
+  }
 }
 
 }  // namespace openreg

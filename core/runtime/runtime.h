@@ -46,6 +46,13 @@ class Runtime {
 
   static absl::StatusOr<Runtime*> Get();
 
+  // The runtime if Get() has succeeded and this is not a bad fork, else
+  // null; never initializes. Every op asks, several times: one atomic load,
+  // where Get() also checks the fork flag and copies a StatusOr.
+  static Runtime* IfStarted() {
+    return started_.load(std::memory_order_acquire);
+  }
+
   // Whether Get() has succeeded in this process. Never initializes; false in
   // a bad fork.
   static bool IsInitialized();
@@ -84,6 +91,8 @@ class Runtime {
           int32_t device_count, std::vector<intptr_t> execution_offsets);
 
   static absl::StatusOr<Runtime*> Create();
+  // The pthread_atfork child handler.
+  static void MarkChildAsBadFork();
 
   const RuntimeConfig config_;
   const std::unique_ptr<Driver> driver_;
@@ -93,6 +102,8 @@ class Runtime {
   CachingDeviceAllocator device_memory_;
   PinnedMemoryPool pinned_memory_;
   std::unique_ptr<std::atomic<bool>[]> device_used_;
+  // Set once Create() succeeds; cleared in a forked child.
+  static inline std::atomic<Runtime*> started_{nullptr};
 };
 
 }  // namespace openreg

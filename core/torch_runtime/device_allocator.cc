@@ -26,9 +26,10 @@ Runtime* ExistingRuntime(c10::DeviceIndex device) {
 
 void FreeDeviceMemory(void* ptr) {
   if (ptr == nullptr) return;
-  absl::StatusOr<Runtime*> runtime = Runtime::Get();
-  if (!runtime.ok()) return;
-  if (!(*runtime)->device_memory().Free(ptr)) {
+  // Not started: a forked child, where the parent's memory is not ours.
+  Runtime* runtime = Runtime::IfStarted();
+  if (runtime == nullptr) return;
+  if (!runtime->device_memory().Free(ptr)) {
     // A deleter must not throw; an unknown pointer here is a core bug.
     TORCH_WARN("openreg: freeing memory the caching allocator does not know: ",
                ptr);

@@ -4,7 +4,10 @@
 
 namespace openreg {
 
-Runtime& RuntimeOrThrow() { return *ValueOrThrow(Runtime::Get()); }
+Runtime& RuntimeOrThrow() {
+  if (Runtime* started = Runtime::IfStarted()) return *started;
+  return *ValueOrThrow(Runtime::Get());
+}
 
 Runtime& RuntimeForDevice(int64_t device) {
   Runtime& runtime = RuntimeOrThrow();
