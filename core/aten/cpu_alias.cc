@@ -40,9 +40,7 @@ void IndexEntries(const Entries& entries, Index& index, size_t linear_limit,
 
 ptrdiff_t CpuAliases::FindTensor(const c10::TensorImpl* impl) const {
   return Find(tensors_, impl, tensor_index_, kLinearSearchLimit,
-              [](const TensorAlias& entry) {
-                return entry.original.unsafeGetTensorImpl();
-              });
+              [](const TensorAlias& entry) { return entry.original_impl; });
 }
 
 ptrdiff_t CpuAliases::FindStorage(const c10::StorageImpl* impl) const {
@@ -84,11 +82,11 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
   // Conjugate/Negative keys let through (copies, matmuls) read them.
   if (tensor.is_conj()) alias._set_conj(true);
   if (tensor.is_neg()) alias._set_neg(true);
-  tensors_.push_back(TensorAlias{tensor, alias});
+  tensors_.push_back(TensorAlias{
+      tensor.unsafeGetTensorImpl(),
+      originals_ == Originals::kHeld ? tensor : at::Tensor(), alias});
   IndexEntries(tensors_, tensor_index_, kLinearSearchLimit,
-               [](const TensorAlias& entry) {
-                 return entry.original.unsafeGetTensorImpl();
-               });
+               [](const TensorAlias& entry) { return entry.original_impl; });
   return alias;
 }
 
@@ -96,7 +94,9 @@ const at::Tensor* CpuAliases::OriginalOf(const at::Tensor& cpu_tensor) const {
   // Asked once per result of the few ops that run synchronously: linear.
   const c10::TensorImpl* impl = cpu_tensor.unsafeGetTensorImpl();
   for (const TensorAlias& entry : tensors_) {
-    if (entry.cpu.unsafeGetTensorImpl() == impl) return &entry.original;
+    if (entry.cpu.unsafeGetTensorImpl() == impl) {
+      return entry.original.defined() ? &entry.original : nullptr;
+    }
   }
   return nullptr;
 }

@@ -32,11 +32,19 @@ namespace openreg {
 
 class CpuAliases {
  public:
+  // Whether the table holds a reference to each original tensor, or only
+  // borrows it: a caller that keeps every original alive while it makes
+  // aliases, and calls ForgetOriginalTensors before letting them go, saves
+  // two atomic reference-count updates per tensor (structured ops, on every
+  // call). OriginalOf needs kHeld.
+  enum class Originals { kHeld, kBorrowed };
+
   // Aliases of openreg tensors, whose devices' execution offsets are
   // `execution_offsets` (Runtime::execution_offsets(), by device index; the
   // runtime lives for the rest of the process).
-  explicit CpuAliases(absl::Span<const intptr_t> execution_offsets)
-      : execution_offsets_(execution_offsets) {}
+  explicit CpuAliases(absl::Span<const intptr_t> execution_offsets,
+                      Originals originals = Originals::kHeld)
+      : execution_offsets_(execution_offsets), originals_(originals) {}
 
   // Where aliases see the first byte of `storage`, an openreg storage: its
   // device address plus its device's offset (NULL stays NULL: an empty
@@ -54,7 +62,8 @@ class CpuAliases {
   // kernels see their aliasing exactly as it is.
   at::Tensor Alias(const at::Tensor& tensor);
 
-  // The openreg tensor whose alias is `cpu_tensor` (same TensorImpl), if any.
+  // The openreg tensor whose alias is `cpu_tensor` (same TensorImpl), if any
+  // and held (Originals::kHeld).
   const at::Tensor* OriginalOf(const at::Tensor& cpu_tensor) const;
 
   // The openreg storage whose alias holds `cpu_tensor`'s storage, if any.
@@ -73,7 +82,8 @@ class CpuAliases {
     c10::Storage cpu;
   };
   struct TensorAlias {
-    at::Tensor original;
+    const c10::TensorImpl* original_impl;
+    at::Tensor original;  // undefined when borrowed
     at::Tensor cpu;
   };
 
@@ -87,6 +97,7 @@ class CpuAliases {
   ptrdiff_t FindStorage(const c10::StorageImpl* impl) const;
 
   absl::Span<const intptr_t> execution_offsets_;
+  Originals originals_;
   absl::InlinedVector<StorageAlias, 4> storages_;
   absl::InlinedVector<TensorAlias, 4> tensors_;
   // Original impl -> index, filled only past kLinearSearchLimit entries.

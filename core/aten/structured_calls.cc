@@ -83,7 +83,8 @@ void StructuredOutput::Set(at::IntArrayRef sizes, at::IntArrayRef strides,
 }
 
 CpuAliases DeviceMemoryAliases() {
-  return CpuAliases(RuntimeOrThrow().execution_offsets());
+  return CpuAliases(RuntimeOrThrow().execution_offsets(),
+                    CpuAliases::Originals::kBorrowed);
 }
 
 }  // namespace openreg

@@ -131,7 +131,9 @@ inline HeldOptionalTensor HeldArgument(CpuAliases& aliases,
   return {aliases.Alias(*value)};
 }
 
-// An empty alias table for openreg device memory.
+// An empty alias table for openreg device memory, borrowing the original
+// tensors: the call's arguments and outputs outlive it until
+// ForgetOriginalTensors.
 CpuAliases DeviceMemoryAliases();
 
 // One call of the structured op whose CPU implementation is `Impl` (ATen's
