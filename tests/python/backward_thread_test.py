@@ -89,11 +89,21 @@ def test_no_openmp_pool_starts_on_an_autograd_device_thread():
 
 
 FIRST_LAUNCH = """
-import json, os, torch
+import json, os, time, torch
 torch.ones(1, device="openreg").add_(1)
-names = [open(f"/proc/self/task/{tid}/comm").read().strip() for tid in os.listdir("/proc/self/task")]
-print(json.dumps({"device_count": torch.openreg.device_count(),
-                  "autograd_threads": sorted(name for name in names if name.startswith("pt_autograd_"))}))
+
+def autograd_threads():
+    names = [open(f"/proc/self/task/{tid}/comm").read().strip() for tid in os.listdir("/proc/self/task")]
+    return sorted(name for name in names if name.startswith("pt_autograd_"))
+
+# The engine starts every device's thread at once, and each names itself as
+# it starts, which may be after the start returns: once one has a name, give
+# the others a moment to take theirs.
+found, deadline = autograd_threads(), time.monotonic() + 5
+while found and len(found) < torch.openreg.device_count() and time.monotonic() < deadline:
+    time.sleep(0.01)
+    found = autograd_threads()
+print(json.dumps({"device_count": torch.openreg.device_count(), "autograd_threads": found}))
 """
 
 
