@@ -112,9 +112,9 @@ struct AddOp {
                     const c10::Scalar& alpha) {
     at::native::alpha_check(self.scalar_type(), alpha);
   }
-  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
-                                  const at::Tensor& other) {
-    return at::TensorIterator::binary_op(out, self, other);
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& other) {
+    iter.build_binary_op(out, self, other);
   }
   static void Run(at::TensorIteratorBase& iter, const c10::Scalar& alpha) {
     at::native::add_stub(c10::DeviceType::CPU, iter, alpha);
@@ -130,9 +130,9 @@ struct SubOp {
     at::native::sub_check(self, other);
     at::native::alpha_check(self.scalar_type(), alpha);
   }
-  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
-                                  const at::Tensor& other) {
-    return at::TensorIterator::binary_op(out, self, other);
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& other) {
+    iter.build_binary_op(out, self, other);
   }
   // ATen's CPU sub is add with the negated alpha.
   static void Run(at::TensorIteratorBase& iter, const c10::Scalar& alpha) {
@@ -145,9 +145,9 @@ struct MulOp {
   static constexpr const char* kInPlaceName = "aten::mul_";
   static bool Takes(at::ScalarType /*dtype*/) { return true; }
   static void Check(const at::Tensor& /*self*/, const at::Tensor& /*other*/) {}
-  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
-                                  const at::Tensor& other) {
-    return at::TensorIterator::binary_op(out, self, other);
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& other) {
+    iter.build_binary_op(out, self, other);
   }
   static void Run(at::TensorIteratorBase& iter) {
     at::native::mul_stub(c10::DeviceType::CPU, iter);
@@ -161,9 +161,9 @@ struct DivOp {
   static constexpr const char* kInPlaceName = "aten::div_";
   static bool Takes(at::ScalarType dtype) { return FloatingOrComplex(dtype); }
   static void Check(const at::Tensor& /*self*/, const at::Tensor& /*other*/) {}
-  static at::TensorIterator Build(at::TensorBase& out, const at::Tensor& self,
-                                  const at::Tensor& other) {
-    return at::TensorIterator::binary_float_op(out, self, other);
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const at::Tensor& other) {
+    iter.build_binary_float_op(out, self, other);
   }
   static void Run(at::TensorIteratorBase& iter) {
     at::native::div_true_stub(c10::DeviceType::CPU, iter);
@@ -196,14 +196,16 @@ std::optional<at::Tensor> EnqueueBinaryLoop(const at::Tensor& self,
   // another shape: it never resizes its tensor. An out= one resizes `out`.
   at::TensorBase out_base;
   if (out != nullptr) out_base = *out;
-  at::TensorIterator iter = number_first
-                                ? BinaryOp::Build(out_base, operand, tensor)
-                                : BinaryOp::Build(out_base, tensor, operand);
-  at::Tensor result = iter.output();
-  EnqueueLoop(
-      std::move(iter), BinaryOp::kName,
+  return EnqueueLoopWriting(
+      out, tensor.device().index(), BinaryOp::kName,
+      [&](at::TensorIteratorBase& iter) {
+        if (number_first) {
+          BinaryOp::Build(iter, out_base, operand, tensor);
+        } else {
+          BinaryOp::Build(iter, out_base, tensor, operand);
+        }
+      },
       [alpha...](at::TensorIteratorBase& it) { BinaryOp::Run(it, alpha...); });
-  return result;
 }
 
 // `BinaryOp` as Forms' kernel: its (self, other, alpha...) overloads.

@@ -3,6 +3,7 @@
 #include <ATen/Dispatch.h>
 
 #include "core/aten/argument_devices.h"
+#include "core/aten/native_ops.h"
 
 namespace openreg {
 
@@ -48,6 +49,29 @@ bool LoopTakes(std::initializer_list<const at::Tensor*> inputs,
 void CheckScalarFits(at::ScalarType dtype, const c10::Scalar& value) {
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND(at::kBool, dtype, "openreg_scalar_fits",
                                         [&] { (void)value.to<scalar_t>(); });
+}
+
+const at::Tensor& FreshOutputIterator::maybe_get_output(int64_t output_idx) {
+  return operands_[output_idx].tensor();
+}
+
+void FreshOutputIterator::set_output_raw_strided(int64_t output_idx,
+                                                 at::IntArrayRef sizes,
+                                                 at::IntArrayRef strides,
+                                                 at::TensorOptions options) {
+  at::OperandInfo& operand = operands_[output_idx];
+  TORCH_INTERNAL_ASSERT(!operand.tensor_base().defined(),
+                        "openreg internal error: FreshOutputIterator is for "
+                        "calls without output tensors");
+  const at::ScalarType dtype = options.dtype().toScalarType();
+  at::Tensor result =
+      strides.empty()
+          ? Empty(sizes, dtype, /*layout=*/std::nullopt, options.device(),
+                  /*pin_memory=*/std::nullopt, options.memory_format_opt())
+          : EmptyStrided(sizes, strides, dtype, /*layout=*/std::nullopt,
+                         options.device(), /*pin_memory=*/std::nullopt);
+  operand.tensor(c10::MaybeOwned<at::TensorBase>::owned(std::move(result)));
+  operand.current_dtype = operand.target_dtype;
 }
 
 c10::OperatorHandle Op(const char* name, const char* overload) {

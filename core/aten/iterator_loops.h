@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "core/aten/cpu_fallback.h"
@@ -55,40 +56,83 @@ void CheckScalarFits(at::ScalarType dtype, const c10::Scalar& value);
 
 c10::OperatorHandle Op(const char* name, const char* overload);
 
-// The work EnqueueLoop enqueues: the iterator, which owns its operands, and
-// the loop that runs over it. Built in place in the work's record, so the
-// iterator (several hundred bytes of inline vectors, each move a few hundred
-// instructions) is moved once per op, and the op allocates once.
-template <typename Loop>
+// ATen's TensorIterator for a call without an output tensor (a functional
+// op), allocating the results itself. at::TensorIterator allocates through
+// the dispatcher (at::empty), which costs a tiny op about a twentieth of its
+// time; ATen's own CPU kernels allocate directly, and so does this. In-place
+// and out= calls, whose outputs exist (and may be resized), use
+// at::TensorIterator.
+class FreshOutputIterator final : public at::TensorIteratorBase {
+ public:
+  const at::Tensor& maybe_get_output(int64_t output_idx) override;
+  void set_output_raw_strided(int64_t output_idx, at::IntArrayRef sizes,
+                              at::IntArrayRef strides,
+                              at::TensorOptions options) override;
+};
+
+// The work EnqueueLoop enqueues: an iterator, which owns its operands, and
+// the loop that runs over it. The iterator is built inside the work's record
+// (several hundred bytes of inline vectors, which a move would copy), so the
+// op allocates once and moves nothing.
+template <typename Iterator, typename Loop>
 struct LoopWork {
-  LoopWork(at::TensorIterator&& iter, Loop loop)
-      : iter(std::move(iter)), loop(std::move(loop)) {}
+  explicit LoopWork(Loop loop) : loop(std::move(loop)) {}
   void operator()() { loop(iter); }
 
-  at::TensorIterator iter;
+  Iterator iter;
   Loop loop;
 };
 
-// Enqueues `loop(iter)` on the current stream of the iterator's device, the
-// iterator's openreg operands moved to the execution view. A CPU scalar
-// operand stays where it is: host memory the loop reads as the CPU would.
-// The iterator owns its operands, so the memory lives until the loop ran. A
-// captured graph runs the same closure on every replay: the loops of
-// LoopDtype's dtypes only read the iterator (the reduced-float loops, which
-// remove an operand, never get here).
-template <typename Loop>
-void EnqueueLoop(at::TensorIterator&& iter, const char* op_name, Loop loop) {
-  if (iter.numel() == 0) return;
-  const c10::DeviceIndex device = iter.device(0).index();
+// Builds an `Iterator` with `build(iter)` over openreg tensors of `device`
+// and enqueues `loop(iter)` on the device's current stream, the iterator's
+// openreg operands moved to the execution view; returns the iterator's first
+// output. A CPU scalar operand stays where it is: host memory the loop reads
+// as the CPU would. The iterator owns its operands, so the memory lives
+// until the loop ran. A captured graph runs the same closure on every
+// replay: the loops of LoopDtype's dtypes only read the iterator (the
+// reduced-float loops, which remove an operand, never get here).
+template <typename Iterator, typename Build, typename Loop>
+at::Tensor EnqueueLoop(c10::DeviceIndex device, const char* op_name,
+                       Build&& build, Loop loop) {
+  auto record = MakeWorkRecord<LoopWork<Iterator, Loop>>(
+      op_name, device, CurrentDriverStream(device), std::move(loop));
+  Iterator& iter = record->work().iter;
+  std::forward<Build>(build)(iter);
+  at::Tensor result = iter.output();
+  if (iter.numel() == 0) return result;
+  // TensorIterator rejects operands on two openreg devices.
+  TORCH_INTERNAL_ASSERT(iter.device(0).index() == device,
+                        "openreg internal error: ", op_name, " built on ",
+                        iter.device(0), ", enqueued on openreg:",
+                        static_cast<int>(device));
   const intptr_t offset = ExecutionOffsetOf(device);
   for (int i = 0; i < iter.ntensors(); ++i) {
     if (iter.device(i).type() != c10::DeviceType::PrivateUse1) continue;
     iter.unsafe_replace_operand(i,
                                 static_cast<char*>(iter.data_ptr(i)) + offset);
   }
-  EnqueueInPlaceOnCurrentStream<LoopWork<Loop>>(device, op_name,
-                                                std::move(iter),
-                                                std::move(loop));
+  EnqueueRecord(std::move(record));
+  return result;
+}
+
+// EnqueueLoop with the iterator for `out`: FreshOutputIterator when there is
+// none (null), else at::TensorIterator. A loop that takes only an
+// at::TensorIterator (fill_stub's) is for calls with an output.
+template <typename Build, typename Loop>
+at::Tensor EnqueueLoopWriting(const at::Tensor* out, c10::DeviceIndex device,
+                              const char* op_name, Build&& build, Loop loop) {
+  if constexpr (std::is_invocable_v<Loop&, FreshOutputIterator&>) {
+    if (out == nullptr) {
+      return EnqueueLoop<FreshOutputIterator>(device, op_name,
+                                              std::forward<Build>(build),
+                                              std::move(loop));
+    }
+  }
+  TORCH_INTERNAL_ASSERT(out != nullptr, "openreg internal error: ", op_name,
+                        " has no loop for a call without an output");
+  return EnqueueLoop<at::TensorIterator>(device, op_name,
+                                         std::forward<Build>(build),
+                                         std::move(loop));
 }
 
 // The CPU fallback for `op` on these arguments, for calls the loops do not

@@ -58,7 +58,7 @@ struct SqrtOp {
     return LoopTakes({&self}, out, FloatingOrComplex);
   }
   static void Check(const at::Tensor& /*self*/) {}
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
                     const at::Tensor& self) {
     iter.build_unary_float_op(out, self);
   }
@@ -76,7 +76,7 @@ struct ReluOp {
     return LoopTakes({&self}, out, RealNotBool);
   }
   static void Check(const at::Tensor& /*self*/) {}
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
                     const at::Tensor& self) {
     iter.build_unary_op(out, self);
   }
@@ -102,7 +102,7 @@ struct ThresholdBackwardOp {
   }
   // The loop selects between its first input (compared) and its second;
   // threshold is idempotent, so ATen allows the output to overlap them.
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
                     const at::Tensor& grad_output, const at::Tensor& self,
                     const c10::Scalar& /*threshold*/) {
     at::TensorIteratorConfig config;
@@ -136,7 +136,7 @@ struct AddcOp : Variant {
                     const at::Tensor& /*tensor2*/, const c10::Scalar& value) {
     CheckScalarFits(self.scalar_type(), value);
   }
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
                     const at::Tensor& self, const at::Tensor& tensor1,
                     const at::Tensor& tensor2, const c10::Scalar& /*value*/) {
     iter.build_ternary_op(out, self, tensor1, tensor2);
@@ -186,7 +186,7 @@ struct LerpOp {
                     const c10::Scalar& weight) {
     CheckScalarFits(self.scalar_type(), weight);
   }
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
                     const at::Tensor& self, const at::Tensor& end,
                     const c10::Scalar& /*weight*/) {
     iter.build_binary_op(out, self, end);
@@ -210,7 +210,7 @@ struct FillOp {
   static void Check(const at::Tensor& self, const c10::Scalar& value) {
     CheckScalarFits(self.scalar_type(), value);
   }
-  static void Build(at::TensorIterator& iter, const at::TensorBase& out,
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
                     const at::Tensor& /*self*/, const c10::Scalar& /*value*/) {
     at::TensorIteratorConfig config;
     config.set_check_mem_overlap(false)
@@ -240,12 +240,12 @@ struct Pointwise : PointwiseOp {
     PointwiseOp::Check(self, rest...);
     at::TensorBase out_base;
     if (out != nullptr) out_base = *out;
-    at::TensorIterator iter;
-    PointwiseOp::Build(iter, out_base, self, rest...);
-    at::Tensor result = iter.output();
-    EnqueueLoop(std::move(iter), PointwiseOp::kName,
-                PointwiseOp::Loop(rest...));
-    return result;
+    return EnqueueLoopWriting(
+        out, self.device().index(), PointwiseOp::kName,
+        [&](at::TensorIteratorBase& iter) {
+          PointwiseOp::Build(iter, out_base, self, rest...);
+        },
+        PointwiseOp::Loop(rest...));
   }
 };
 

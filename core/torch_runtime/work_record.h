@@ -65,16 +65,20 @@ class WorkRecordOf final : public WorkRecord {
 
   void Run() override { work_(); }
 
+  // The work, for a caller that finishes building it in place before the
+  // record is enqueued (iterator_loops.h builds its TensorIterator there).
+  Work& work() { return work_; }
+
  private:
   Work work_;
 };
 
 // A record whose work is a `Work` built in place from `args`.
 template <typename Work, typename... Args>
-std::unique_ptr<WorkRecord> MakeWorkRecord(absl::string_view op_name,
-                                           c10::DeviceIndex device,
-                                           openreg_stream stream,
-                                           Args&&... args) {
+std::unique_ptr<WorkRecordOf<Work>> MakeWorkRecord(absl::string_view op_name,
+                                                   c10::DeviceIndex device,
+                                                   openreg_stream stream,
+                                                   Args&&... args) {
   return std::make_unique<WorkRecordOf<Work>>(op_name, device, stream,
                                               std::forward<Args>(args)...);
 }

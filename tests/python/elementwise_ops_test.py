@@ -209,3 +209,51 @@ def test_number_first_operands_run_one_loop_without_copying_the_number():
     names = [event.name for event in profile.events()]
     assert "aten::_to_copy" not in names and names.count("openreg launch") == 1, names
     assert_same(complement, 1 - params[0].cpu())
+
+
+def test_functional_results_are_allocated_directly_as_on_the_cpu():
+    # CPU eager's structured kernels allocate their results without a
+    # dispatched aten::empty; so does openreg's iterator (FreshOutputIterator).
+    a = sample(torch.float32, (4, 3)).to("openreg")
+    a + a  # warm-up outside the profile
+    with torch.profiler.profile() as profile:
+        result = a + a
+        root = torch.sqrt(a * a)
+    names = [event.name for event in profile.events()]
+    assert "aten::empty" not in names and "aten::empty_strided" not in names, names
+    assert_same(result, a.cpu() + a.cpu())
+    assert_same(root, torch.sqrt(a.cpu() * a.cpu()))
+
+
+LAYOUTS = {
+    "contiguous": lambda t: t,
+    "channels_last": lambda t: t.contiguous(memory_format=torch.channels_last),
+    "transposed": lambda t: t.transpose(1, 3),
+    "expanded": lambda t: t[:, :1].expand(-1, 3, -1, -1),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_functional_results_have_the_cpus_strides(layout):
+    base = sample(torch.float32, (2, 3, 4, 5))
+    x, x_device = LAYOUTS[layout](base), LAYOUTS[layout](base.to("openreg"))
+    assert x_device.stride() == x.stride()
+    y = sample(torch.float32, (x.shape[-1],))
+    for function in (lambda p, q: p + q, lambda p, q: p * q, lambda p, q: torch.relu(p - q)):
+        device = function(x_device, y.to("openreg"))
+        cpu = function(x, y)
+        assert device.stride() == cpu.stride(), layout
+        assert_same(device, cpu)
+
+
+def test_functional_results_go_to_the_operands_device_not_the_current_one():
+    if torch.openreg.device_count() < 2:
+        pytest.skip("needs two openreg devices")
+    a = sample(torch.float32, (64, 64)).to("openreg:1")
+    with torch.openreg.device(0):
+        before = (torch.openreg.memory_allocated(0), torch.openreg.memory_allocated(1))
+        result = a + a
+        assert result.device == torch.device("openreg:1")
+        assert torch.openreg.memory_allocated(0) == before[0]
+        assert torch.openreg.memory_allocated(1) > before[1]
+    assert_same(result, a.cpu() + a.cpu())
