@@ -188,12 +188,15 @@ openreg_status RunPendingWork(void* user_data) {
   ++work_run_on_this_thread;
   const bool on_driver_thread = launches_in_progress == 0 && !was_inside;
   try {
-    // Kernels may run on a driver's thread: give it the intra-op thread count
-    // the user set (torch.set_num_threads), as PyTorch's own threads do.
-    at::init_num_threads();
-    // Note [OpenMP width of driver threads].
     std::optional<DriverThreadWorkScope> width;
-    if (on_driver_thread) width.emplace();
+    if (on_driver_thread) {
+      // Give a driver's thread the intra-op thread count the user set
+      // (torch.set_num_threads), as PyTorch's own threads get it. Work run
+      // inline runs on a thread that has it already.
+      at::init_num_threads();
+      // Note [OpenMP width of driver threads].
+      width.emplace();
+    }
     pending->Run();
   } catch (const c10::OutOfMemoryError& error) {
     Failures().Record(*pending, error.what_without_backtrace(),
