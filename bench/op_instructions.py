@@ -1,0 +1,76 @@
+"""Instructions per tiny op, counted by callgrind: a measure of the per-op path that the machine's load does not move.
+
+    python bench/op_instructions.py [--op add] [--device openreg] [--package DIR] [--driver cpu_sim]
+
+Runs the op N1 and N2 times in two fresh processes under `valgrind --tool=callgrind` and prints
+(I(N2) - I(N1)) / (N2 - N1): start-up costs cancel out, what is left is one op and the Python around it. Time
+ratios on this shared 2-core machine swing by more than a per-op change is worth (bench/README.md); instruction
+counts differ by a few hundred between runs. `--device cpu` counts CPU eager in a process that never loads
+openreg, for the same op. `--package DIR` puts a built `torch_openreg` first on the path (as compare_builds.py
+does), to count two builds. Needs valgrind (`apt-get install valgrind`); takes about a minute per count.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+OPS = {
+    "add": "a + a",
+    "mm": "b @ b",
+    "mul_": "a.mul_(1.0)",
+    "view": "b.view(16)",
+}
+
+WORKER = """
+import sys, torch
+device, n = sys.argv[1], int(sys.argv[2])
+a = torch.ones(16, device=device)
+b = torch.ones(4, 4, device=device)
+op = lambda: {expression}
+for _ in range(200):
+    op()
+sync = torch.openreg.synchronize if device == "openreg" else (lambda: None)
+sync()
+for _ in range(n):
+    op()
+sync()
+"""
+
+
+def instructions(op, device, count, package, driver):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENREG_DRIVER=driver,
+               # valgrind cannot reserve the address space of the default device memory.
+               OPENREG_DEVICE_MEMORY="256MiB")
+    if package:
+        env["PYTHONPATH"] = os.path.abspath(package)
+    if device == "cpu":
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
+               WORKER.format(expression=OPS[op]), device, str(count)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    found = re.search(r"Collected : (\d+)", result.stderr)
+    if result.returncode != 0 or found is None:
+        sys.exit(f"op_instructions.py: the counted run failed:\n{result.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--op", choices=sorted(OPS), default="add")
+    parser.add_argument("--device", choices=["openreg", "cpu"], default="openreg")
+    parser.add_argument("--package", metavar="DIR", help="a folder holding the torch_openreg build to count")
+    parser.add_argument("--driver", default="cpu_sim")
+    parser.add_argument("--counts", type=int, nargs=2, default=[2000, 12000], metavar=("N1", "N2"))
+    args = parser.parse_args()
+    low, high = args.counts
+    if not 0 <= low < high:
+        parser.error(f"--counts needs 0 <= N1 < N2, got {low} {high}")
+    per_op = (instructions(args.op, args.device, high, args.package, args.driver) -
+              instructions(args.op, args.device, low, args.package, args.driver)) / (high - low)
+    print(f"{args.op} on {args.device}: {per_op:.0f} instructions per op")
+
+
+if __name__ == "__main__":
+    main()
