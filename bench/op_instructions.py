@@ -21,6 +21,7 @@ OPS = {
     "mm": "b @ b",
     "mul_": "a.mul_(1.0)",
     "view": "b.view(16)",
+    "empty": "torch.empty(256, device=device)",
 }
 
 WORKER = """
