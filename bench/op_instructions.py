@@ -4,8 +4,9 @@
 
 Runs the op N1 and N2 times in two fresh processes under `valgrind --tool=callgrind` and prints
 (I(N2) - I(N1)) / (N2 - N1): start-up costs cancel out, what is left is one op and the Python around it. Time
-ratios on this shared 2-core machine swing by more than a per-op change is worth (bench/README.md); instruction
-counts differ by a few hundred between runs. `--device cpu` counts CPU eager in a process that never loads
+ratios on this shared 2-core machine swing by more than a per-op change is worth (bench/README.md); repeated
+counts of one build agree within about 150 instructions per op with the default counts, and closer with
+`--counts 2000 42000`. `--device cpu` counts CPU eager in a process that never loads
 openreg, for the same op. `--package DIR` puts a built `torch_openreg` first on the path (as compare_builds.py
 does), to count two builds. Needs valgrind (`apt-get install valgrind`); takes about a minute per count.
 """
