@@ -1,7 +1,8 @@
 #include "core/aten/cpu_alias.h"
 
-#include <c10/core/CPUAllocator.h>
 #include <c10/core/TensorImpl.h>
+
+#include "core/aten/cpu_alias_pool.h"
 
 namespace openreg {
 namespace {
@@ -59,25 +60,34 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
   }
   const c10::Storage& storage = tensor.storage();
   ptrdiff_t storage_entry = FindStorage(storage.unsafeGetStorageImpl());
+  at::Tensor alias;
   if (storage_entry < 0) {
-    // Non-owning; resizable through the CPU allocator so an out= kernel that
-    // must grow its output can, and the caller notices the new memory.
-    storages_.push_back(StorageAlias{
-        storage, c10::Storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
-                              c10::DataPtr(ExecutionAddress(storage),
-                                           c10::Device(c10::DeviceType::CPU)),
-                              c10::GetCPUAllocator(), /*resizable=*/true)});
+    // The first tensor of its storage: a recycled CPU tensor and storage
+    // pair (Note [Recycled CPU aliases]).
+    alias = CpuAliasPool::ForThisThread().Take(ExecutionAddress(storage),
+                                               storage.nbytes(), tensor.dtype());
+    storages_.push_back(StorageAlias{storage, alias.storage()});
     IndexEntries(storages_, storage_index_, kLinearSearchLimit,
                  [](const StorageAlias& entry) {
                    return entry.original.unsafeGetStorageImpl();
                  });
-    storage_entry = static_cast<ptrdiff_t>(storages_.size()) - 1;
+  } else {
+    // Another view of a storage aliased already: a fresh tensor over the
+    // same CPU storage.
+    alias = at::detail::make_tensor<c10::TensorImpl>(
+        c10::Storage(storages_[storage_entry].cpu),
+        c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
   }
-  at::Tensor alias = at::detail::make_tensor<c10::TensorImpl>(
-      c10::Storage(storages_[storage_entry].cpu),
-      c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
-  alias.unsafeGetTensorImpl()->set_sizes_and_strides(
-      tensor.sizes(), tensor.strides(), tensor.storage_offset());
+  c10::TensorImpl* alias_impl = alias.unsafeGetTensorImpl();
+  // A recycled alias often comes back for a tensor of its last geometry
+  // (the same op on the same shapes, step after step): the flags
+  // set_sizes_and_strides would recompute depend on nothing else.
+  if (alias_impl->sizes() != tensor.sizes() ||
+      alias_impl->strides() != tensor.strides() ||
+      alias_impl->storage_offset() != tensor.storage_offset()) {
+    alias_impl->set_sizes_and_strides(tensor.sizes(), tensor.strides(),
+                                      tensor.storage_offset());
+  }
   // The lazy conjugate and negative bits are part of the value: kernels the
   // Conjugate/Negative keys let through (copies, matmuls) read them.
   if (tensor.is_conj()) alias._set_conj(true);

@@ -10,6 +10,10 @@
 // the driver guarantees earlier work is done and the execution view is
 // where its threads reach the memory.
 //
+// The CPU tensor and storage made for the first tensor of each storage come
+// from a per-thread pool that recycles them once nothing references them
+// (Note [Recycled CPU aliases], core/aten/cpu_alias_pool.h).
+//
 // Every op makes one CpuAliases, and most ops have one to three tensor
 // arguments: the tables are inline arrays searched linearly, with no heap
 // allocation, and a hash index is built only once a table grows past a few

@@ -265,6 +265,46 @@ def test_operands_stay_alive_until_the_product_ran():
         assert_same(result, torch.full((4, 16, 16), 8.0 * i))
 
 
+def test_recycled_aliases_give_every_call_its_own_operands():
+    # Products of changing dtypes, shapes, layouts and offsets, queued
+    # without a synchronization: each call's CPU aliases are recycled ones
+    # (Note [Recycled CPU aliases]) whenever the pool has them free, and
+    # must still see exactly that call's memory and geometry.
+    cases = []
+    for i in range(120):
+        dtype = [torch.float32, torch.float64, torch.complex64][i % 3]
+        rows, inner = 2 + i % 5, 3 + i % 4
+        whole = sample(dtype, (rows + 2, 2 * inner + 3), seed=i)
+        first = whole[1:rows + 1, 3:3 + inner]  # offset and strided
+        second = sample(dtype, (rows, inner), seed=1000 + i).t() if i % 2 else sample(dtype, (inner, rows), seed=i)
+        cases.append((first, second))
+    device_cases = [(first.to("openreg"), second.to("openreg")) for first, second in cases]
+    results = [torch.mm(first, second) for first, second in device_cases]
+    in_place = [torch.zeros(1, dtype=first.dtype, device="openreg").expand(first.shape[0], second.shape[1])
+                .contiguous().addmm_(first, second) for first, second in device_cases]
+    for (first, second), result, accumulated in zip(cases, results, in_place):
+        expected = torch.mm(first, second)
+        assert_same(result, expected)
+        assert_same(accumulated, expected)
+
+
+def test_in_place_products_in_and_out_of_inference_mode():
+    # A tensor made in inference mode has other dispatch keys and no version
+    # counter: aliases recycled across the switch must be of the mode they
+    # run in, or the in-place product outside inference mode raises.
+    a = torch.ones(3, 3, device="openreg")
+    b = torch.full((3, 3), 2.0, device="openreg")
+    total = torch.zeros(3, 3, device="openreg")
+    for step in range(40):
+        if step % 2:
+            with torch.inference_mode():
+                inside = torch.ones(3, 3, device="openreg")
+                inside.addmm_(a, b)
+                assert_same(inside, torch.full((3, 3), 7.0))
+        total.addmm_(a, b)
+    assert_same(total, torch.full((3, 3), 240.0))
+
+
 def test_ordered_with_other_streams_work():
     stream = torch.openreg.Stream()
     a = torch.eye(64, device="openreg")
