@@ -64,8 +64,9 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
   if (storage_entry < 0) {
     // The first tensor of its storage: a recycled CPU tensor and storage
     // pair (Note [Recycled CPU aliases]).
-    alias = CpuAliasPool::ForThisThread().Take(ExecutionAddress(storage),
-                                               storage.nbytes(), tensor.dtype());
+    alias = CpuAliasPool::ForThisThread().Take(
+        ExecutionAddress(storage), storage.nbytes(), tensor.dtype(),
+        /*first_of_call=*/storages_.empty());
     storages_.push_back(StorageAlias{storage, alias.storage()});
     IndexEntries(storages_, storage_index_, kLinearSearchLimit,
                  [](const StorageAlias& entry) {

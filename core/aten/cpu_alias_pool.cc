@@ -39,15 +39,17 @@ at::Tensor CpuAliasPool::MakeFresh(void* address, size_t nbytes,
       std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), dtype);
 }
 
+bool CpuAliasPool::Idle(const at::Tensor& pair) {
+  // Only the pool holds the tensor, and only the tensor its storage.
+  const c10::Storage& storage = pair.storage();
+  return pair.use_count() == 1 && pair.weak_use_count() == 1 &&
+         storage.use_count() == 1 && StorageWeakUseCount(storage) == 1;
+}
+
 CpuAliasPool::Reuse CpuAliasPool::Check(const at::Tensor& pair,
                                         c10::DispatchKeySet keys) {
+  if (!Idle(pair)) return Reuse::kBusy;
   const c10::Storage& storage = pair.storage();
-  // Only the pool holds the tensor, and only the tensor its storage.
-  if (pair.use_count() != 1 || pair.weak_use_count() != 1 ||
-      storage.use_count() != 1 ||
-      StorageWeakUseCount(storage) != 1) {
-    return Reuse::kBusy;
-  }
   // Order the last user's accesses (possibly on another thread, which
   // released its reference with release semantics) before the reuse.
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -68,8 +70,13 @@ CpuAliasPool::Reuse CpuAliasPool::Check(const at::Tensor& pair,
 }
 
 at::Tensor CpuAliasPool::Take(void* address, size_t nbytes,
-                              caffe2::TypeMeta dtype) {
+                              caffe2::TypeMeta dtype, bool first_of_call) {
   Ring& ring = rings_[c10::InferenceMode::is_enabled() ? 1 : 0];
+  if (first_of_call) {
+    const at::Tensor& last_start = ring.pairs[ring.call_start];
+    if (last_start.defined() && Idle(last_start)) ring.next = ring.call_start;
+    ring.call_start = ring.next;
+  }
   const size_t slot = ring.next;
   at::Tensor& pair = ring.pairs[slot];
   if (pair.defined()) {
