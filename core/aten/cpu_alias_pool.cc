@@ -80,7 +80,7 @@ at::Tensor CpuAliasPool::Take(void* address, size_t nbytes,
   const size_t slot = ring.next;
   at::Tensor& pair = ring.pairs[slot];
   if (pair.defined()) {
-    switch (Check(pair, ring.keys[slot])) {
+    switch (Check(pair, ring.keys)) {
       case Reuse::kBusy:
         return MakeFresh(address, nbytes, dtype);
       case Reuse::kChanged:
@@ -102,7 +102,7 @@ at::Tensor CpuAliasPool::Take(void* address, size_t nbytes,
     }
   }
   pair = MakeFresh(address, nbytes, dtype);
-  ring.keys[slot] = pair.key_set();
+  ring.keys = pair.key_set();
   ring.next = (slot + 1) % kPairsPerRing;
   return pair;
 }

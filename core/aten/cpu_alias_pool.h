@@ -14,10 +14,11 @@
 // handed out again only when
 //  - no one else holds the tensor or its storage, strongly or weakly (a
 //    kernel that kept a view, or a collective still running, keeps it busy);
-//  - it has no Python object, no autograd metadata and no named dimensions,
-//    its dispatch keys are those it was made with (which also covers the
-//    conjugate and negative bits, reset first), and its storage is still a
-//    resizable one of the CPU allocator.
+//  - it has no Python object, no autograd or backend metadata and no
+//    symbolic sizes, is not a wrapped number, its dispatch keys are those a
+//    fresh pair gets (which also covers the conjugate and negative bits,
+//    reset first), and its storage is still a resizable one of the CPU
+//    allocator.
 // It then gets the new address, size, dtype and (by the caller) geometry,
 // everything a fresh pair is built from. A pair that fails the second test
 // is dropped, not recycled; one that fails only the first waits, and the
@@ -60,21 +61,21 @@ class CpuAliasPool {
   at::Tensor Take(void* address, size_t nbytes, caffe2::TypeMeta dtype,
                   bool first_of_call);
 
-  // A fresh pair, as Take makes when it has none to recycle.
-  static at::Tensor MakeFresh(void* address, size_t nbytes,
-                              caffe2::TypeMeta dtype);
-
  private:
   static constexpr size_t kPairsPerRing = 32;
 
   struct Ring {
     std::array<at::Tensor, kPairsPerRing> pairs;
-    // The keys each pair was made with.
-    std::array<c10::DispatchKeySet, kPairsPerRing> keys;
+    // The keys of a fresh pair in this ring's mode, once one is made.
+    c10::DispatchKeySet keys;
     size_t next = 0;
     // Where the last call's first pair was taken.
     size_t call_start = 0;
   };
+
+  // A fresh pair, as Take makes when it has none to recycle.
+  static at::Tensor MakeFresh(void* address, size_t nbytes,
+                              caffe2::TypeMeta dtype);
 
   enum class Reuse { kReady, kBusy, kChanged };
   // Whether only the pool references `pair` and its storage.
