@@ -76,22 +76,11 @@ void Stream::WaitForRoom() {
   if (t_current_worker != nullptr) return;
   const uint64_t enqueued = enqueued_.load();
   if (enqueued - finished_.load() < queue_depth_) return;
-  const uint64_t target = enqueued - queue_depth_ / 2;
-  // Each evaluation first publishes the target (the lowest of all waiters'
-  // stands) and then reads finished_; the worker writes finished_ and then
-  // reads the target. With seq_cst one of the two sees the other, so the
-  // ring cannot be missed. The worker clears the target when it rings, and
-  // every waiter it woke publishes its own again here.
-  auto room = [this, target] {
-    uint64_t wanted = room_wanted_.load();
-    while (target < wanted &&
-           !room_wanted_.compare_exchange_weak(wanted, target)) {
-    }
-    return finished_.load() >= target || stopping_.load();
-  };
-  // Returns early when the stream stops; Enqueue then refuses the item.
-  room_bell_.Wait(room, SpinUnlessSingleCore(kSynchronizeSpin),
-                  absl::InfiniteDuration());
+  // Woken once half the queue has drained, not after every item; returns
+  // early when the stream stops, and Enqueue then refuses the item.
+  room_waiters_.Wait(finished_, enqueued - queue_depth_ / 2,
+                     [this] { return stopping_.load(); },
+                     SpinUnlessSingleCore(kSynchronizeSpin));
 }
 
 openreg_status Stream::Enqueue(WorkItem item, const char* function,
@@ -144,12 +133,11 @@ void Stream::RequestSlotForHead() {
 uint64_t Stream::enqueued() const { return enqueued_.load(); }
 
 bool Stream::AwaitFinished(uint64_t ticket) {
-  auto done = [this, ticket] {
-    return finished_.load() >= ticket || stopping_.load();
-  };
-  finished_bell_.Wait(done, SpinUnlessSingleCore(kSynchronizeSpin),
-                      absl::InfiniteDuration());
-  return finished_.load() >= ticket;
+  // Woken when item `ticket` finishes, not after every item before it (Note
+  // [Counter bells]).
+  return finished_waiters_.Wait(finished_, ticket,
+                                [this] { return stopping_.load(); },
+                                SpinUnlessSingleCore(kSynchronizeSpin));
 }
 
 openreg_status Stream::Query(const char* function) {
@@ -224,8 +212,8 @@ std::vector<std::shared_ptr<Event>> Stream::Stop() {
     queue_.MoveItemsTo(&dropped);
   }
   work_bell_.Ring();
-  finished_bell_.Ring();
-  room_bell_.Ring();
+  finished_waiters_.RingAll();
+  room_waiters_.RingAll();
   std::vector<std::shared_ptr<Event>> orphaned_events;
   while (!dropped.empty()) {
     WorkItem item = dropped.Pop();
@@ -332,14 +320,9 @@ void Stream::WorkerLoop() {
         busy_ = true;
       }
     }
-    finished_bell_.Ring();
-    // One wake-up per half queue for a producer waiting for room, not one
-    // per item (Note [Queue depth]).
-    uint64_t wanted = room_wanted_.load();
-    if (finished_.load() >= wanted &&
-        room_wanted_.compare_exchange_strong(wanted, kNoRoomWanted)) {
-      room_bell_.Ring();
-    }
+    const uint64_t finished = finished_.load();
+    finished_waiters_.Reached(finished);
+    room_waiters_.Reached(finished);
     if (holds_slot) slots_->Release();
   }
   absl::MutexLock lock(&mu_);

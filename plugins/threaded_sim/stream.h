@@ -25,8 +25,8 @@
 // and spent most of its time faulting in fresh pages. An enqueue from a user
 // thread that finds the stream full waits until half of it has drained, so
 // a producer that is faster than the worker waits once per depth/2 items,
-// not once per item, and the worker rings it once when that point is
-// reached (the producer publishes it in room_wanted_), not after every item.
+// not once per item, and the worker wakes it once that point is reached,
+// not after every item (Note [Counter bells] in counter_bell.h).
 // A worker thread never waits for room: the item it is
 // running may be what the full stream waits for. The bound is per stream and
 // approximate by the number of threads enqueueing at once.
@@ -44,8 +44,9 @@
 // an item runs. The counters and the flags that waits poll are atomics,
 // written under mu_ and read without it. Nobody waits on mu_ for work or
 // completion (so an enqueue's unlock never has to wake anyone): the worker
-// sleeps on work_bell_ and synchronizers on finished_bell_ (Note [Doorbells]
-// in doorbell.h). Lock order: stream, then execution slots, then event.
+// sleeps on work_bell_ (Note [Doorbells] in doorbell.h), synchronizers on
+// finished_waiters_ and producers waiting for room on room_waiters_ (Note
+// [Counter bells] in counter_bell.h). Lock order: stream, then execution slots, then event.
 // Synchronize(), AwaitFinished() and Join() block.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
 #define OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
@@ -64,6 +65,7 @@
 #include "driver_abi/openreg_driver.h"
 #include "plugins/sim_support/activity_recorder.h"
 #include "plugins/threaded_sim/adversarial_delay.h"
+#include "plugins/threaded_sim/counter_bell.h"
 #include "plugins/threaded_sim/doorbell.h"
 #include "plugins/threaded_sim/execution_slots.h"
 #include "plugins/threaded_sim/work_item.h"
@@ -200,15 +202,11 @@ class Stream {
   // Rung when work is enqueued or the worker must exit; the worker sleeps on
   // it.
   Doorbell work_bell_;
-  // Rung when an item finishes or the stream stops; AwaitFinished() sleeps
-  // on it.
-  Doorbell finished_bell_;
-  // The lowest finished_ count a producer waiting for room needs (Note
-  // [Queue depth]), or kNoRoomWanted; once finished_ reaches it the worker
-  // clears it and rings room_bell_ (Stop() rings it too).
-  static constexpr uint64_t kNoRoomWanted = ~uint64_t{0};
-  std::atomic<uint64_t> room_wanted_{kNoRoomWanted};
-  Doorbell room_bell_;
+  // Threads waiting for finished_ to reach an item of theirs:
+  // AwaitFinished() (synchronizations, copies) and WaitForRoom() (Note [Queue
+  // depth]). The worker tells both after every item; Stop() wakes both.
+  CounterBell finished_waiters_;
+  CounterBell room_waiters_;
   bool worker_exited_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,15 +1,19 @@
 // The structures that hand work to a stream's worker (plugins/threaded_sim:
 // submission): the doorbell that wakes a sleeping thread only when it
-// sleeps, and the pooled FIFO of work items. A lost wake-up shows up as a
+// sleeps, the counter bell that wakes it only once its target is reached,
+// and the pooled FIFO of work items. A lost wake-up shows up as a
 // test that never finishes (Bazel's timeout), not as a timed assertion.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "plugins/threaded_sim/counter_bell.h"
 #include "plugins/threaded_sim/doorbell.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/work_item.h"
@@ -125,6 +129,122 @@ TEST(AdaptiveSpinTest, StopsPollingAfterLongSleepsAndResumesAfterShortOnes) {
   // Work came soon after it went to sleep: a poll would have caught it.
   spin.Record(absl::Microseconds(10));
   EXPECT_EQ(spin.current(), max);
+}
+
+// Advances `counter` to `value` as a stream's worker does: store, then tell
+// the bell.
+void Advance(std::atomic<uint64_t>& counter, CounterBell& bell,
+             uint64_t value) {
+  counter.store(value);
+  bell.Reached(value);
+}
+
+// The bug this bell fixes: a synchronizer waiting for the last of many
+// queued items woke after each of them. The waiter counts how often it
+// evaluates its condition without having reached its target; a plain
+// doorbell rung after every item makes that about one per item.
+TEST(CounterBellTest, SleeperWakesOnceItsTargetIsReachedNotPerItem) {
+  constexpr uint64_t kTarget = 200;
+  CounterBell bell;
+  std::atomic<uint64_t> counter{0};
+  std::atomic<int> unreached_evaluations{0};
+  std::thread waiter([&] {
+    EXPECT_TRUE(bell.Wait(
+        counter, kTarget,
+        [&] {
+          unreached_evaluations.fetch_add(1);
+          return false;
+        },
+        kNoSpin));
+  });
+  while (bell.sleepers() == 0) std::this_thread::yield();
+  EXPECT_EQ(bell.lowest_target(), kTarget);
+  for (uint64_t i = 1; i < kTarget; ++i) {
+    Advance(counter, bell, i);
+    // Time for a woken waiter to evaluate and sleep again.
+    absl::SleepFor(absl::Microseconds(20));
+  }
+  Advance(counter, bell, kTarget);
+  waiter.join();
+  // Before sleeping: once before registering as a sleeper, once after.
+  // Anything above that is a wake-up short of the target (CondVar allows a
+  // rare spurious one).
+  EXPECT_LE(unreached_evaluations.load(), 4);
+}
+
+TEST(CounterBellTest, WaitersWithDifferentTargetsEachWakeAtTheirOwn) {
+  CounterBell bell;
+  std::atomic<uint64_t> counter{0};
+  auto never_stopped = [] { return false; };
+  std::atomic<bool> near_done{false};
+  std::atomic<bool> far_done{false};
+  std::thread near([&] {
+    EXPECT_TRUE(bell.Wait(counter, 10, never_stopped, kNoSpin));
+    near_done.store(true);
+  });
+  std::thread far([&] {
+    EXPECT_TRUE(bell.Wait(counter, 20, never_stopped, kNoSpin));
+    far_done.store(true);
+  });
+  while (bell.sleepers() < 2) std::this_thread::yield();
+  EXPECT_EQ(bell.lowest_target(), 10u);
+  Advance(counter, bell, 9);
+  Advance(counter, bell, 10);
+  near.join();
+  EXPECT_FALSE(far_done.load());
+  // The far waiter woke with the near one and stood for its own target again.
+  while (bell.lowest_target() != 20 || bell.sleepers() != 1) {
+    std::this_thread::yield();
+  }
+  Advance(counter, bell, 20);
+  far.join();
+  EXPECT_TRUE(near_done.load() && far_done.load());
+  EXPECT_EQ(bell.sleepers(), 0);
+}
+
+TEST(CounterBellTest, RingAllReleasesWaitersThatAreStopped) {
+  CounterBell bell;
+  std::atomic<uint64_t> counter{0};
+  std::atomic<bool> stopped{false};
+  std::thread waiter([&] {
+    EXPECT_FALSE(
+        bell.Wait(counter, 5, [&] { return stopped.load(); }, kNoSpin));
+  });
+  while (bell.sleepers() == 0) std::this_thread::yield();
+  stopped.store(true);
+  bell.RingAll();
+  waiter.join();
+}
+
+// Waiters keep waiting for targets a little ahead of what they saw, some
+// polling and some sleeping, while a writer advances the counter one by one:
+// a lost wake-up leaves a waiter asleep forever (the test then times out).
+TEST(CounterBellTest, NoWakeUpIsLostUnderManyWaiters) {
+  constexpr int kWaiters = 4;
+  constexpr uint64_t kEnd = 20000;
+  CounterBell bell;
+  std::atomic<uint64_t> counter{0};
+  auto never_stopped = [] { return false; };
+  std::vector<std::thread> waiters;
+  for (int w = 0; w < kWaiters; ++w) {
+    waiters.emplace_back([&, w] {
+      uint64_t seen = 0;
+      int round = 0;
+      while (seen < kEnd) {
+        const uint64_t target = std::min(kEnd, seen + 1 + (round % 7) * w);
+        const absl::Duration spin =
+            (++round % 2 == 0) ? absl::Microseconds(2) : kNoSpin;
+        ASSERT_TRUE(bell.Wait(counter, target, never_stopped, spin));
+        seen = counter.load();
+        ASSERT_GE(seen, target);
+      }
+    });
+  }
+  for (uint64_t i = 1; i <= kEnd; ++i) {
+    Advance(counter, bell, i);
+    if (i % 64 == 0) std::this_thread::yield();
+  }
+  for (std::thread& waiter : waiters) waiter.join();
 }
 
 TEST(WorkQueueTest, IsFirstInFirstOut) {
