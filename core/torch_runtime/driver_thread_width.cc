@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <atomic>
 
 #include "third_party/openmp/thread_workers.h"
 
@@ -24,12 +23,11 @@ constexpr int64_t kLongWorkThreadNs = 250'000;
 // phase (forward to optimizer step) within a step.
 constexpr int64_t kWindowBusyNs = 2'000'000;
 // Hysteresis on the share of the window's busy time spent in long work: wide
-// above the first, narrow below the second, unchanged between.
+// above the first in this many windows in a row, narrow below the second in
+// one, unchanged otherwise.
 constexpr double kWidenAbove = 0.5;
+constexpr int kWidenAfterWindows = 2;
 constexpr double kNarrowBelow = 0.25;
-
-// Host threads blocked on the device right now.
-std::atomic<int> host_threads_waiting{0};
 
 // Whether the calling host thread's launches leave work to driver threads.
 thread_local bool work_queued_for_driver_threads = false;
@@ -41,6 +39,8 @@ struct DriverThreadState {
   int last_width = 0;
   int64_t window_busy_ns = 0;
   int64_t window_long_ns = 0;
+  // Windows in a row whose long share was above kWidenAbove.
+  int long_windows = 0;
 };
 thread_local DriverThreadState driver_thread;
 
@@ -58,25 +58,21 @@ int64_t ThreadCpuNs() {
 
 void NoteWorkQueuedForDriverThread() { work_queued_for_driver_threads = true; }
 
-HostWaitScope::HostWaitScope() {
-  host_threads_waiting.fetch_add(1, std::memory_order_relaxed);
+void ReleaseHostWorkersBeforeWaiting() {
   // Cheap when the thread owns no pool, which is the usual case: a host
   // thread whose kernels run elsewhere starts one only for CPU work of its
   // own.
   if (work_queued_for_driver_threads) openmp::ReleaseCallingThreadWorkers();
 }
 
-HostWaitScope::~HostWaitScope() {
-  host_threads_waiting.fetch_sub(1, std::memory_order_relaxed);
-}
-
 DriverThreadWorkScope::DriverThreadWorkScope()
     : full_width_(at::get_num_threads()) {
   DriverThreadState& state = driver_thread;
-  const bool host_waits =
-      host_threads_waiting.load(std::memory_order_relaxed) > 0;
-  const bool full = state.wide || host_waits ||
-                    at::globalContext().deterministicAlgorithms();
+  // Not widened while a host thread waits (Note [OpenMP width of driver
+  // threads]): that would start a new OpenMP worker as the host leaves its
+  // core.
+  const bool full =
+      state.wide || at::globalContext().deterministicAlgorithms();
   width_ = full ? full_width_ : std::max(1, full_width_ - 1);
   if (width_ != full_width_) {
     openmp::SetCallingThreadTeamSize(width_);
@@ -102,7 +98,8 @@ DriverThreadWorkScope::~DriverThreadWorkScope() {
   if (state.window_busy_ns < kWindowBusyNs) return;
   const double long_share = static_cast<double>(state.window_long_ns) /
                             static_cast<double>(state.window_busy_ns);
-  if (long_share > kWidenAbove) {
+  state.long_windows = long_share > kWidenAbove ? state.long_windows + 1 : 0;
+  if (state.long_windows >= kWidenAfterWindows) {
     state.wide = true;
   } else if (long_share < kNarrowBelow) {
     state.wide = false;

@@ -20,12 +20,26 @@
 //     "Short" is judged by the work's thread time (the driver thread's CPU
 //     time, times the width) over windows of a few milliseconds of it, with
 //     hysteresis so that a model mixing both does not flip at every op.
-//   - Long kernels (large matmuls and convolutions), and any work that runs
-//     while a host thread waits for the device, use every thread: the host
-//     has nothing to do then.
+//   - A driver thread whose recent work is mostly long kernels (large
+//     matmuls and convolutions) uses every thread, once two windows in a
+//     row say so: a thread's first kernels pay one-time set-up (the
+//     example's first training step takes ~2.3 ms of the worker's CPU, its
+//     second 0.8 ms; three of the first step's kernels take 0.2-0.9 ms
+//     each, 0.05-0.1 ms the next time), so one window of long work can be
+//     nothing but that, and widening starts a pool (below).
 //   - A host thread that is about to wait for the device gives back its own
 //     idle pool first, if its work runs on driver threads: the driver's team
 //     then has the cores to itself.
+// The width follows the work's history only, not whether a host thread is
+// waiting right now. Starting a pool is not free: the scheduler often puts
+// a new OpenMP worker on the core of the driver thread that started it, and
+// the two then spin-wait on each other at every barrier, a whole time slice
+// each (~4 ms), until the load balancer separates them. Widening a narrow
+// thread when the host starts to wait looked free (the host has nothing to
+// do) but started that worker just as the host left its core; with it, and
+// with single windows of set-up widening a thread, the first training step
+// of one fresh process in four to six took 8-47 ms instead of 4. The short
+// kernels behind such a wait gain nothing from a second thread.
 // The thread count ATen sees (torch.get_num_threads) never changes: only the
 // calling driver thread's OpenMP setting does, for the duration of one piece
 // of work.
@@ -40,9 +54,9 @@
 // Drivers that run work inline on the launching thread (cpu_sim) are not
 // concerned: their work runs on the host thread, with its one pool.
 //
-// Thread-safety: the width state is per driver thread (thread_local); the
-// count of waiting host threads is an atomic. Every function may be called
-// from any thread.
+// Thread-safety: the width state is per driver thread, and whether a host
+// thread's work goes to driver threads is per host thread (both
+// thread_local). Every function may be called from any thread.
 #ifndef OPENREG_CORE_TORCH_RUNTIME_DRIVER_THREAD_WIDTH_H_
 #define OPENREG_CORE_TORCH_RUNTIME_DRIVER_THREAD_WIDTH_H_
 
@@ -54,16 +68,11 @@ namespace openreg {
 // thread.
 void NoteWorkQueuedForDriverThread();
 
-// Held by a host thread for as long as it blocks on the device (stream,
+// Called by a host thread just before it blocks on the device (stream,
 // device and event synchronization, the allocator waiting for work in
-// flight). Not copyable.
-class HostWaitScope {
- public:
-  HostWaitScope();
-  ~HostWaitScope();
-  HostWaitScope(const HostWaitScope&) = delete;
-  HostWaitScope& operator=(const HostWaitScope&) = delete;
-};
+// flight): gives back the thread's idle OpenMP pool if its work runs on
+// driver threads.
+void ReleaseHostWorkersBeforeWaiting();
 
 // Held around one piece of work on a driver's own thread (not work a driver
 // runs inline during a launch): sets the thread's OpenMP team size for it,

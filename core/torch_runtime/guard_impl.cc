@@ -188,7 +188,7 @@ void GuardImpl::synchronizeEvent(void* event) const {
   if (event == nullptr) return;
   ForbidIfEventCaptured(AsEvent(event),
                         "synchronizing on an event of captured work");
-  const HostWaitScope waiting;
+  ReleaseHostWorkersBeforeWaiting();
   ThrowIfError(RuntimeOrThrow().driver().EventSynchronize(AsEvent(event)));
 }
 

@@ -321,7 +321,7 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   // Waiting inside work would wait for itself; work enqueued from work is
   // reported when its enqueuer's own wait below sees it.
   if (at_this_op.launch_blocking && !InsideEnqueuedWork()) {
-    const HostWaitScope waiting;
+    ReleaseHostWorkersBeforeWaiting();
     const absl::Status done = driver.StreamSynchronize(stream);
     ReleaseCompletedWork();
     ThrowIfFailed(done, device, stream, at_this_op);
@@ -376,7 +376,7 @@ void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
 
 void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
   ForbidWhileCapturing(device, stream, "synchronizing a capturing stream");
-  const HostWaitScope waiting;
+  ReleaseHostWorkersBeforeWaiting();
   const absl::Status status =
       RuntimeForDevice(device).driver().StreamSynchronize(stream);
   ReleaseCompletedWork();
@@ -394,7 +394,7 @@ bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
 
 void SynchronizeDevice(c10::DeviceIndex device) {
   ForbidWhileCapturing(device, /*stream=*/nullptr, "device synchronize");
-  const HostWaitScope waiting;
+  ReleaseHostWorkersBeforeWaiting();
   const absl::Status status =
       RuntimeForDevice(device).driver().DeviceSynchronize(device);
   ReleaseCompletedWork();
@@ -407,10 +407,8 @@ void ReleaseCompletedWork() {
 }
 
 void WaitForEnqueuedWork(c10::DeviceIndex device) {
-  {
-    const HostWaitScope waiting;
-    InFlight().AwaitNone(device);
-  }
+  ReleaseHostWorkersBeforeWaiting();
+  InFlight().AwaitNone(device);
   ReleaseCompletedWork();
 }
 

@@ -1,9 +1,9 @@
 """The OpenMP width of the threads a driver runs work on (Note [OpenMP width of driver threads]).
 
 threaded_sim runs kernels on a worker thread per stream. Short kernels there
-run on one thread fewer than ATen's count, leaving a core to the host; long
-kernels, and work the host waits for, use every thread; a host thread gives
-its idle OpenMP pool back before it waits for the device. OpenMP workers
+run on one thread fewer than ATen's count, leaving a core to the host, even
+while the host waits for them; long kernels use every thread; a host thread
+gives its idle OpenMP pool back before it waits for the device. OpenMP workers
 inherit the name of the thread that started them, so each test counts threads
 by name, in a process of its own with two intra-op threads (a narrow team is
 then a single thread, with no pool at all) and the idle release turned off
@@ -22,20 +22,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 PRELUDE = """
-import collections, json, os, time, torch
+import collections, json, os, torch
 torch.set_num_threads(2)
 def names():
     return collections.Counter(
         open(f"/proc/self/task/{tid}/comm").read().strip() for tid in os.listdir("/proc/self/task"))
 def pooled(name):
     return names()[name] - 1
-def run_without_waiting():
-    # Polls instead of synchronizing: a waiting host widens the driver's team.
-    stream = torch.openreg.current_stream()
-    while not stream.query():
-        time.sleep(0.001)
 torch.ones(1, device="openreg").add_(1)  # starts the stream's worker
-run_without_waiting()
+torch.openreg.synchronize()
 main_thread = open("/proc/thread-self/comm").read().strip()
 """
 
@@ -54,7 +49,7 @@ def test_short_parallel_kernels_leave_a_core_to_the_host():
 x = torch.randn(300_000, device="openreg")
 for _ in range(2000):
     x.add_(1)
-run_without_waiting()
+torch.openreg.synchronize()
 print(json.dumps({"pooled": pooled("openreg_stream"), "threads": torch.get_num_threads()}))
 """)
     assert counts == {"pooled": 0, "threads": 2}, counts
@@ -65,15 +60,31 @@ def test_long_kernels_use_every_thread():
 x = torch.randn(8_000_000, device="openreg")
 for _ in range(10):
     x.exp_().log_()
-run_without_waiting()
+torch.openreg.synchronize()
 print(json.dumps({"pooled": pooled("openreg_stream")}))
 """)
     assert counts == {"pooled": 1}, counts
 
 
-def test_short_kernels_the_host_waits_for_use_every_thread():
+def test_one_window_of_long_work_does_not_widen():
+    # A thread's first kernels pay one-time set-up that looks like long work;
+    # a single long window must not start a pool for the short work after it.
+    counts = run("""
+big = torch.randn(8_000_000, device="openreg")  # one long kernel: a window of its own
+x = torch.ones(300_000, device="openreg")
+for _ in range(10):  # well under a window of short work
+    x.add_(1)
+torch.openreg.synchronize()
+print(json.dumps({"pooled": pooled("openreg_stream")}))
+""")
+    assert counts == {"pooled": 0}, counts
+
+
+def test_short_kernels_the_host_waits_for_stay_narrow():
     # A second stream's long work holds the first stream's short kernels back
-    # until the host is already waiting for them.
+    # until the host is already waiting for them. Widening then would start a
+    # pool just as the host leaves its core (Note [OpenMP width of driver
+    # threads]).
     counts = run("""
 x, big = torch.randn(300_000, device="openreg"), torch.randn(8_000_000, device="openreg")
 side = torch.openreg.Stream()
@@ -82,7 +93,7 @@ with torch.openreg.stream(side):
         big.exp_().log_()
     ready = torch.openreg.Event()
     ready.record()
-run_without_waiting()
+torch.openreg.synchronize()
 before = names()["openreg_stream"]  # two workers, and the side one's pool
 with torch.openreg.stream(side):
     for _ in range(10):
@@ -94,7 +105,7 @@ for _ in range(200):
 torch.openreg.synchronize()
 print(json.dumps({"before": before, "after": names()["openreg_stream"]}))
 """)
-    assert counts == {"before": 3, "after": 4}, counts
+    assert counts == {"before": 3, "after": 3}, counts
 
 
 def test_deterministic_algorithms_keep_every_team_full_width():
@@ -105,7 +116,7 @@ torch.use_deterministic_algorithms(True)
 x = torch.randn(300_000, device="openreg")
 for _ in range(200):
     x.add_(1)
-run_without_waiting()
+torch.openreg.synchronize()
 print(json.dumps({"pooled": pooled("openreg_stream")}))
 """)
     assert counts == {"pooled": 1}, counts
