@@ -4,38 +4,25 @@
 
 Builds the example's model, optimizer and a batch on DEVICE, then times the
 first training step (with the device synchronized before and after) and
-prints {"seconds": s} as one JSON line. With --detail the line also splits
-the step into the host's part (the step's Python returning) and the final
-synchronize, and names the threads the step started: a slow synchronize with
-a new OpenMP worker in it is what Note [OpenMP width of driver threads]
-describes. The first step pays everything a
+prints {"seconds": s} as one JSON line. The first step pays everything a
 process does once: kernels looked up and their caches filled, the caching
 allocator's first segments, the driver's stream workers started, the
 autograd engine's device threads. python_suite.py starts this file in a new
 process per sample, alternating openreg and CPU (the CPU run with the
 backend not even loaded), so each sample is a truly fresh process.
+
+With --detail the line also splits the step into the host's part (the
+step's Python returning) and the final synchronize, and names the threads
+the step started: a slow synchronize with a new OpenMP worker in it is what
+Note [OpenMP width of driver threads] describes.
 """
 
 import argparse
 import json
-import os
 import time
 
-import torch
-
 import cases
-
-
-def thread_names():
-    """Name per thread id of this process (/proc/self/task)."""
-    names = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{tid}/comm") as comm:
-                names[tid] = comm.read().strip()
-        except FileNotFoundError:  # the thread exited meanwhile
-            continue
-    return names
+from step_threads import thread_counters
 
 
 def main():
@@ -50,7 +37,7 @@ def main():
     optimizer = example.make_optimizer(model)
     x, y = features[:256].to(args.device), labels[:256].to(args.device)
     cases.synchronize()
-    threads_before = thread_names()
+    threads_before = thread_counters()
     start = time.perf_counter()
     example.train_step(model, optimizer, x, y)
     host_done = time.perf_counter()
@@ -58,7 +45,7 @@ def main():
     end = time.perf_counter()
     result = {"seconds": end - start}
     if args.detail:
-        started = [name for tid, name in thread_names().items() if tid not in threads_before]
+        started = [counters[0] for tid, counters in thread_counters().items() if tid not in threads_before]
         result.update(host_seconds=host_done - start, synchronize_seconds=end - host_done,
                       threads_started=sorted(started))
     print(json.dumps(result))
