@@ -21,6 +21,7 @@
 #include "core/aten/native_ops.h"
 #include "core/aten/op_facts.h"
 #include "core/aten/out_variants.h"
+#include "core/aten/result_memory_plan.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
 #include "core/torch_runtime/device_allocator.h"
@@ -50,9 +51,13 @@ struct KernelLaunch {
   // Aliases of written arguments: the kernel must not move them elsewhere.
   absl::InlinedVector<at::Tensor, 2> written;
   // Aliases of preallocated outputs the functional kernel's results are
-  // copied into (ops without an out= overload, and ops leaving some results
-  // undefined), one per result tensor; undefined for an undefined result.
+  // copied into (ops without an out= overload of their own, and ops leaving
+  // some results undefined), one per result tensor; undefined for an
+  // undefined result.
   std::vector<at::Tensor> copy_results_into;
+  // The op's, for computing those results in their outputs' memory (Note
+  // [Results computed in their outputs' memory]).
+  ResultOrdinals* result_ordinals;
 };
 
 // Where a written argument's alias is before its kernel runs, and how its
@@ -110,14 +115,100 @@ Placements PlacementsOf(const KernelLaunch& launch) {
   return placements;
 }
 
+// Whether `result` is laid out as its output's alias `into` (in whatever
+// memory).
+bool SameView(const at::Tensor& result, const at::Tensor& into) {
+  return result.dtype() == into.dtype() && result.sizes() == into.sizes() &&
+         result.strides() == into.strides() &&
+         result.storage_offset() == into.storage_offset() &&
+         result.is_conj() == into.is_conj() && result.is_neg() == into.is_neg();
+}
+
+// Brings each result of a functional kernel into the output the caller
+// holds: a copy, unless the kernel computed it there (Note [Results computed
+// in their outputs' memory]). Then ends the loans of output memory.
+void PlaceResults(KernelLaunch& launch, ResultMemoryPlan& plan) {
+  absl::InlinedVector<at::Tensor, 3> results;
+  for (const c10::IValue& result : launch.stack) {
+    if (result.isTensor()) {
+      results.push_back(result.toTensor());
+    } else if (result.isTensorList()) {
+      for (const at::Tensor& tensor : result.toTensorList()) {
+        results.push_back(tensor);
+      }
+    }
+  }
+  const auto lent_memory = plan.LentMemory();
+  auto in_lent_memory = [&lent_memory](const at::Tensor& result) {
+    for (const auto& lent : lent_memory) {
+      if (result.storage().data() == lent.first) return true;
+    }
+    return false;
+  };
+  // The results still to be copied. One in lent memory (its own output's
+  // with another layout, or another output's: ordinals learned on other
+  // shapes can cross two outputs of one size) is cloned out of it before
+  // any output is written.
+  absl::InlinedVector<std::pair<at::Tensor, size_t>, 3> to_copy;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const at::Tensor& result = results[i];
+    const at::Tensor& into = launch.copy_results_into.at(i);
+    // The meta kernel said which results are defined; the caller holds
+    // undefined tensors for the others.
+    TORCH_INTERNAL_ASSERT(into.defined() == result.defined(), *launch.op_name,
+                          ": the CPU kernel and the meta kernel disagree on "
+                          "which results are defined");
+    if (!into.defined()) continue;
+    const bool same_view = SameView(result, into);
+    if (plan.Learn(i, result.storage().data(), same_view) && same_view) {
+      continue;  // computed in place
+    }
+    to_copy.emplace_back(in_lent_memory(result) ? result.clone() : result, i);
+  }
+  for (const auto& [result, i] : to_copy) {
+    launch.copy_results_into[i].copy_(result);
+  }
+  for (const auto& [lent, result_index] : lent_memory) {
+    c10::StorageImpl* holder = nullptr;
+    for (const at::Tensor& result : results) {
+      if (result.defined() && result.storage().data() == lent) {
+        holder = result.storage().unsafeGetStorageImpl();
+      }
+    }
+    // The openreg storage whose memory was lent.
+    const c10::Storage* output = launch.aliases.OriginalStorageOf(
+        launch.copy_results_into.at(result_index));
+    TORCH_INTERNAL_ASSERT(output != nullptr);
+    if (EndLoan(lent, holder, *output)) continue;
+    launch.result_ordinals->NeverLend();
+    TORCH_CHECK(false, "openreg internal error: the CPU kernel of ",
+                *launch.op_name,
+                " kept a buffer past its return in memory openreg had lent "
+                "it from the op's output, so the two now share memory. Its "
+                "results are right, but the kernel's buffer is not; openreg "
+                "lends this op no memory again. Please report the op.");
+  }
+}
+
 // Runs the launch's kernel and leaves its results at `placements`, where the
 // caller expects them. A captured launch runs once per replay with the
 // placements taken at capture: a kernel that moved an alias on an earlier
 // run finds it moved, and the results still reach the planned memory.
 void RunKernel(KernelLaunch& launch, const Placements& placements,
                c10::DeviceIndex device, intptr_t execution_offset) {
+  std::optional<ResultMemoryPlan> plan;
+  if (!launch.copy_results_into.empty()) {
+    plan.emplace(*launch.result_ordinals);
+    for (size_t i = 0; i < launch.copy_results_into.size(); ++i) {
+      const at::Tensor& into = launch.copy_results_into[i];
+      if (!into.defined()) continue;
+      plan->AddOutput(i, into.storage().mutable_data(),
+                      into.storage().nbytes());
+    }
+  }
   {
     const ScopedKernelMemoryOnDevice kernel_memory(device, execution_offset);
+    const ScopedResultMemoryPlan lend(plan.has_value() ? &*plan : nullptr);
     launch.op.redispatchBoxed(kCpuKeys, &launch.stack);
   }
   // Some out= kernels give their output another layout (max_unpool2d
@@ -144,26 +235,7 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
     written._set_conj(placement.conj);
     written._set_neg(placement.neg);
   }
-  if (launch.copy_results_into.empty()) return;
-  size_t next = 0;
-  auto copy_result = [&](const at::Tensor& result) {
-    const at::Tensor& into = launch.copy_results_into[next++];
-    // The meta kernel said which results are defined; the caller holds
-    // undefined tensors for the others.
-    TORCH_INTERNAL_ASSERT(into.defined() == result.defined(), *launch.op_name,
-                          ": the CPU kernel and the meta kernel disagree on "
-                          "which results are defined");
-    if (into.defined()) into.copy_(result);
-  };
-  for (const c10::IValue& result : launch.stack) {
-    if (result.isTensor()) {
-      copy_result(result.toTensor());
-    } else if (result.isTensorList()) {
-      for (const at::Tensor& tensor : result.toTensorList()) {
-        copy_result(tensor);
-      }
-    }
-  }
+  if (plan.has_value()) PlaceResults(launch, *plan);
 }
 
 // A new openreg tensor for `spec`, or an undefined tensor for an undefined
@@ -286,7 +358,8 @@ class FallbackCall {
 
   std::unique_ptr<KernelLaunch> NewLaunch(const c10::OperatorHandle& op) {
     return std::make_unique<KernelLaunch>(
-        KernelLaunch{op, &facts_.schema_name, {}, NewAliases(), {}, {}});
+        KernelLaunch{op, &facts_.schema_name, {}, NewAliases(), {}, {},
+                     &facts_.result_ordinals});
   }
 
   void Enqueue(std::unique_ptr<KernelLaunch> launch) {
@@ -390,9 +463,9 @@ class FallbackCall {
         results.emplace_back(outputs.back());
       }
     }
-    // An out= overload wants every output; an op leaving some undefined
-    // (convolution_backward with a partial output_mask) runs its functional
-    // kernel, and the defined results are copied into place.
+    // An out= overload wants every output; an op leaving some undefined, or
+    // with no out= overload of its own, runs its functional kernel, and the
+    // defined results are placed in the outputs (PlaceResults).
     const std::optional<c10::OperatorHandle> out_variant =
         all_defined ? facts_.out_variant : std::nullopt;
     auto launch = NewLaunch(out_variant.value_or(op_));
@@ -417,7 +490,8 @@ class FallbackCall {
   void RunAndWait() {
     const size_t count = facts_.argument_count;
     const auto arguments = torch::jit::last(stack_, count);
-    KernelLaunch launch{op_, &facts_.schema_name, {}, NewAliases(), {}, {}};
+    KernelLaunch launch{op_, &facts_.schema_name, {}, NewAliases(), {}, {},
+                        &facts_.result_ordinals};
     std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (openreg, alias)
     launch.stack = ToCpuStack(arguments, launch);
     for (size_t i = 0; i < count; ++i) {

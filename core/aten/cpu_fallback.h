@@ -10,7 +10,9 @@
 //     out= arguments to the shapes the meta kernel gives;
 //   - ops with fresh results whose shapes a meta kernel can compute
 //     (meta_shapes.h): outputs are allocated first and the kernel writes into
-//     them, through the op's out= overload when there is one.
+//     them, through the op's out= overload when there is one; otherwise the
+//     functional kernel's results are copied into them, or computed in
+//     their memory (Note [Results computed in their outputs' memory]).
 // Otherwise (results whose shapes depend on data, such as nonzero, or
 // results that are not tensors) it waits for the kernel, and a fresh result
 // is adopted from the device memory the kernel allocated it in

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "core/aten/result_memory_plan.h"
 #include "core/torch_runtime/device_allocator.h"
 
 namespace openreg {
@@ -18,32 +19,62 @@ constexpr c10::DeviceIndex kNoDevice = -1;
 thread_local c10::DeviceIndex kernel_device = kNoDevice;
 // The execution offset of kernel_device.
 thread_local intptr_t kernel_offset = 0;
+// The outputs whose memory this thread's kernel may be lent (Note [Results
+// computed in their outputs' memory]), or null.
+thread_local ResultMemoryPlan* result_plan = nullptr;
 
-// Device allocations made inside kernels, not yet freed or adopted, by the
-// execution address the kernel got, with the offset that maps it back.
+// Memory handed to kernels from the device: allocations made inside
+// kernels, not yet freed or adopted, and output memory lent to a kernel,
+// until the loan ends. By the execution address the kernel got.
 class KernelAllocationRegistry {
  public:
-  void Add(void* ptr, intptr_t execution_offset) {
+  struct Entry {
+    // What maps the address back to the device address.
+    intptr_t execution_offset;
+    // Output memory on loan: the output owns it, so freeing it does nothing.
+    bool lent;
+    // For a loan a kernel kept past its return: the output's storage, kept
+    // alive until the kernel's buffer is freed, so the memory is not handed
+    // out again under it.
+    c10::Storage output;
+  };
+
+  void Add(void* ptr, Entry entry) {
     absl::MutexLock lock(&mutex_);
-    pointers_.emplace(ptr, execution_offset);
+    const bool added = pointers_.emplace(ptr, std::move(entry)).second;
+    TORCH_INTERNAL_ASSERT(added, "openreg internal error: kernel memory at ",
+                          ptr, " handed out twice");
     size_.fetch_add(1, std::memory_order_release);
   }
 
-  // Removes `ptr` and returns its execution offset if it was registered.
-  std::optional<intptr_t> Remove(void* ptr) {
+  // Keeps `output` alive while the loan at `ptr` lasts; false if there is
+  // no loan at `ptr`.
+  bool KeepOutputAlive(void* ptr, const c10::Storage& output) {
+    absl::MutexLock lock(&mutex_);
+    auto it = pointers_.find(ptr);
+    if (it == pointers_.end() || !it->second.lent) return false;
+    it->second.output = output;
+    return true;
+  }
+
+  // Removes `ptr` and returns its entry if it was registered. With
+  // `keep_lent`, a loan stays registered and nothing is returned.
+  std::optional<Entry> Remove(void* ptr, bool keep_lent = false) {
     if (size_.load(std::memory_order_acquire) == 0) return std::nullopt;
     absl::MutexLock lock(&mutex_);
     auto it = pointers_.find(ptr);
-    if (it == pointers_.end()) return std::nullopt;
-    const intptr_t execution_offset = it->second;
+    if (it == pointers_.end() || (keep_lent && it->second.lent)) {
+      return std::nullopt;
+    }
+    Entry entry = std::move(it->second);
     pointers_.erase(it);
     size_.fetch_sub(1, std::memory_order_release);
-    return execution_offset;
+    return entry;
   }
 
  private:
   absl::Mutex mutex_;
-  absl::flat_hash_map<void*, intptr_t> pointers_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<void*, Entry> pointers_ ABSL_GUARDED_BY(mutex_);
   // Mirrors pointers_.size() so the common case needs no lock.
   std::atomic<size_t> size_{0};
 };
@@ -65,8 +96,11 @@ c10::Allocator* DefaultCpuAllocator() {
 
 void RoutedFree(void* ptr) {
   if (ptr == nullptr) return;
-  if (std::optional<intptr_t> offset = Registry().Remove(ptr)) {
-    FreeDeviceMemory(DeviceAddress(ptr, *offset));
+  if (std::optional<KernelAllocationRegistry::Entry> entry =
+          Registry().Remove(ptr)) {
+    if (!entry->lent) {
+      FreeDeviceMemory(DeviceAddress(ptr, entry->execution_offset));
+    }
   } else {
     DefaultCpuAllocator()->raw_deleter()(ptr);
   }
@@ -82,11 +116,18 @@ c10::DataPtr KernelMemoryRouter::allocate(size_t size) {
     void* ptr = data.release_context();
     return c10::DataPtr(ptr, ptr, &RoutedFree, c10::Device(c10::kCPU));
   }
+  if (result_plan != nullptr) {
+    if (void* lent = result_plan->Lend(size)) {
+      Registry().Add(lent, {kernel_offset, /*lent=*/true, c10::Storage()});
+      return c10::DataPtr(lent, lent, &RoutedFree, c10::Device(c10::kCPU));
+    }
+  }
   c10::DataPtr data = AllocateDeviceMemory(kernel_device, size);
   void* ptr = data.release_context();
   if (ptr != nullptr) {
     ptr = static_cast<char*>(ptr) + kernel_offset;
-    Registry().Add(ptr, kernel_offset);
+    Registry().Add(ptr, {kernel_offset, /*lent=*/false, c10::Storage()});
+    if (result_plan != nullptr) result_plan->Record(size, ptr);
   }
   // The kernel sees CPU memory at the execution address; AdoptKernelStorage
   // gives it its device and device address back.
@@ -117,20 +158,43 @@ ScopedKernelMemoryOnDevice::~ScopedKernelMemoryOnDevice() {
   kernel_offset = previous_offset_;
 }
 
+ScopedResultMemoryPlan::ScopedResultMemoryPlan(ResultMemoryPlan* plan)
+    : previous_(result_plan) {
+  result_plan = plan;
+}
+
+ScopedResultMemoryPlan::~ScopedResultMemoryPlan() { result_plan = previous_; }
+
+bool EndLoan(void* lent, c10::StorageImpl* holder,
+             const c10::Storage& output) {
+  if (holder != nullptr && holder->data() == lent) {
+    // The storage keeps the memory as a view: the output owns it.
+    c10::DataPtr owning =
+        holder->set_data_ptr(c10::DataPtr(lent, c10::Device(c10::kCPU)));
+    owning.release_context();
+    Registry().Remove(lent);
+    return true;
+  }
+  // Either freed inside the kernel, or still held by something else.
+  return !Registry().KeepOutputAlive(lent, output);
+}
+
 bool AdoptKernelStorage(c10::Storage& cpu_storage, c10::DeviceIndex device,
                         c10::Storage* adopted) {
   c10::StorageImpl* impl = cpu_storage.unsafeGetStorageImpl();
   const c10::DataPtr& data = impl->data_ptr();
   if (data.get_deleter() != &RoutedFree || data.get() == nullptr) return false;
-  const std::optional<intptr_t> offset = Registry().Remove(data.get());
-  if (!offset.has_value()) return false;
+  // Memory lent from an output is the output's; it is never adopted.
+  const std::optional<KernelAllocationRegistry::Entry> entry =
+      Registry().Remove(data.get(), /*keep_lent=*/true);
+  if (!entry.has_value()) return false;
   c10::DataPtr taken = impl->set_data_ptr(c10::DataPtr());
   const size_t nbytes = impl->nbytes();
   impl->set_nbytes(0);
   void* const execution = taken.release_context();
   TORCH_INTERNAL_ASSERT(execution == taken.get(),
                         "kernel allocation changed its context");
-  void* const address = DeviceAddress(execution, *offset);
+  void* const address = DeviceAddress(execution, entry->execution_offset);
   *adopted = c10::Storage(
       c10::Storage::use_byte_size_t(), nbytes,
       c10::DataPtr(address, address, &FreeDeviceMemory,

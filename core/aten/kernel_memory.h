@@ -61,6 +61,31 @@ class ScopedKernelMemoryOnDevice {
   intptr_t previous_offset_;
 };
 
+class ResultMemoryPlan;
+
+// While alive, inside a ScopedKernelMemoryOnDevice, this thread's kernel
+// allocations may be served from the memory of `plan`'s outputs, as it
+// decides (Note [Results computed in their outputs' memory]). A null plan
+// lends nothing.
+class ScopedResultMemoryPlan {
+ public:
+  explicit ScopedResultMemoryPlan(ResultMemoryPlan* plan);
+  ~ScopedResultMemoryPlan();
+  ScopedResultMemoryPlan(const ScopedResultMemoryPlan&) = delete;
+  ScopedResultMemoryPlan& operator=(const ScopedResultMemoryPlan&) = delete;
+
+ private:
+  ResultMemoryPlan* previous_;
+};
+
+// Ends the loan of output memory at `lent` (as the kernel saw it) once its
+// kernel returned. If `holder`, a result's storage, holds that memory, it
+// keeps pointing at it without owning it. Returns false if an allocation
+// other than `holder` still holds it: the kernel kept a buffer past its
+// return in memory that is the output's. That buffer then keeps `output`
+// (the openreg storage the memory belongs to) alive until it is freed.
+bool EndLoan(void* lent, c10::StorageImpl* holder, const c10::Storage& output);
+
 // If `cpu_storage` is device memory a kernel allocated for `device`, turns it
 // into an openreg storage over the same memory, at its device address (the
 // CPU storage is left empty), and returns true; otherwise returns false and

@@ -12,7 +12,8 @@
 //
 // Thread-safety: FactsOf may be called from any thread. Each thread has its
 // own lookup table in front of a shared one guarded by a mutex; OpFacts are
-// immutable once published and never destroyed.
+// immutable once published (but for result_ordinals, atomics of their own)
+// and never destroyed.
 #ifndef OPENREG_CORE_ATEN_OP_FACTS_H_
 #define OPENREG_CORE_ATEN_OP_FACTS_H_
 
@@ -24,6 +25,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "core/aten/result_memory_plan.h"
 
 namespace openreg {
 
@@ -52,6 +54,10 @@ struct OpFacts {
   absl::InlinedVector<size_t, 2> result_arguments;
   // kFreshTensors: the out= overload the kernel runs as, if there is one.
   std::optional<c10::OperatorHandle> out_variant;
+  // kFreshTensors without an out= overload: which of the kernel's
+  // allocations became each result, learned run by run. The one part of the
+  // facts that changes after they are published (thread-safe by itself).
+  mutable ResultOrdinals result_ordinals;
   // Index ops accept index tensors on the CPU.
   bool accepts_cpu_tensors = false;
   // An in-place op whose CPU kernel may give `self` a new shape, so its

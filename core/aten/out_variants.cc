@@ -1,5 +1,7 @@
 #include "core/aten/out_variants.h"
 
+#include <ATen/core/enum_tag.h>
+
 #include <string>
 #include <vector>
 
@@ -74,6 +76,7 @@ class OutVariantCache {
       std::optional<c10::OperatorHandle> candidate =
           c10::Dispatcher::singleton().findSchema({name.name, overload});
       if (candidate.has_value() && candidate->hasSchema() &&
+          !candidate->hasTag(at::Tag::generated) &&
           IsOutVariantOf(candidate->schema(), op.schema())) {
         return candidate;
       }

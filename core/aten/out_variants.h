@@ -7,6 +7,10 @@
 // written out= argument per tensor (or tensor list) the functional op
 // returns.
 //
+// Overloads ATen generated (tag `generated`) are skipped: they run the
+// functional kernel and copy its results, which the fallback does better
+// itself (Note [Results computed in their outputs' memory]).
+//
 // Thread-safety: lookups are cached under a mutex; call from any thread.
 #ifndef OPENREG_CORE_ATEN_OUT_VARIANTS_H_
 #define OPENREG_CORE_ATEN_OUT_VARIANTS_H_
