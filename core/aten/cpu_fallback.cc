@@ -239,15 +239,33 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
 }
 
 // A new openreg tensor for `spec`, or an undefined tensor for an undefined
-// result.
-at::Tensor ResultFor(const TensorSpec& spec, c10::DeviceIndex device) {
-  return spec.defined ? EmptyOnDevice(spec, device) : at::Tensor();
+// result. A 4-d or 5-d result takes the channels-last strides of its rank
+// when `format` asks for them.
+at::Tensor ResultFor(const TensorSpec& spec, c10::DeviceIndex device,
+                     c10::MemoryFormat format) {
+  if (!spec.defined) return at::Tensor();
+  const size_t rank = spec.sizes.size();
+  const bool channels_last =
+      (format == c10::MemoryFormat::ChannelsLast && rank == 4) ||
+      (format == c10::MemoryFormat::ChannelsLast3d && rank == 5);
+  if (!channels_last) return EmptyOnDevice(spec, device);
+  TensorSpec laid_out = spec;
+  laid_out.strides = rank == 4 ? c10::get_channels_last_strides_2d(spec.sizes)
+                               : c10::get_channels_last_strides_3d(spec.sizes);
+  return EmptyOnDevice(laid_out, device);
 }
 
 class FallbackCall {
  public:
-  FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack& stack)
-      : op_(op), facts_(FactsOf(op)), stack_(stack) {}
+  // `results_format`: the memory format of fresh results, when the caller
+  // knows the CPU kernel's to differ from the meta kernel's (Preserve: the
+  // meta kernel's strides).
+  FallbackCall(const c10::OperatorHandle& op, torch::jit::Stack& stack,
+               c10::MemoryFormat results_format)
+      : op_(op),
+        facts_(FactsOf(op)),
+        stack_(stack),
+        results_format_(results_format) {}
 
   void Run() {
     Prepare();
@@ -451,14 +469,14 @@ class FallbackCall {
       if (returns[i].real_type()->kind() == c10::TypeKind::ListType) {
         c10::List<at::Tensor> list;
         for (const TensorSpec& spec : specs->returns.at(i)) {
-          outputs.push_back(ResultFor(spec, *device_));
+          outputs.push_back(ResultFor(spec, *device_, results_format_));
           all_defined &= spec.defined;
           list.push_back(outputs.back());
         }
         results.emplace_back(std::move(list));
       } else {
         const TensorSpec& spec = specs->returns.at(i).at(0);
-        outputs.push_back(ResultFor(spec, *device_));
+        outputs.push_back(ResultFor(spec, *device_, results_format_));
         all_defined &= spec.defined;
         results.emplace_back(outputs.back());
       }
@@ -554,6 +572,7 @@ class FallbackCall {
   const c10::OperatorHandle& op_;
   const OpFacts& facts_;
   torch::jit::Stack& stack_;
+  const c10::MemoryFormat results_format_;
   std::optional<c10::DeviceIndex> device_;
   // The runtime, once Prepare checked the device.
   const Runtime* runtime_ = nullptr;
@@ -568,7 +587,12 @@ void CpuFallback(const c10::OperatorHandle& op, c10::DispatchKeySet /*keys*/,
 
 void RunCpuKernelOf(const c10::OperatorHandle& cpu_op,
                     torch::jit::Stack* stack) {
-  FallbackCall(cpu_op, *stack).Run();
+  FallbackCall(cpu_op, *stack, c10::MemoryFormat::Preserve).Run();
+}
+
+void RunCpuKernelOf(const c10::OperatorHandle& cpu_op, torch::jit::Stack* stack,
+                    c10::MemoryFormat results_format) {
+  FallbackCall(cpu_op, *stack, results_format).Run();
 }
 
 }  // namespace openreg

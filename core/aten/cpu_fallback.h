@@ -37,6 +37,12 @@ void CpuFallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
 void RunCpuKernelOf(const c10::OperatorHandle& cpu_op,
                     torch::jit::Stack* stack);
 
+// The same, with fresh 4-d and 5-d results allocated in `results_format`
+// (channels-last) where the meta kernel's strides would differ from the CPU
+// kernel's: the caller knows the format the CPU kernel chooses.
+void RunCpuKernelOf(const c10::OperatorHandle& cpu_op, torch::jit::Stack* stack,
+                    c10::MemoryFormat results_format);
+
 }  // namespace openreg
 
 #endif  // OPENREG_CORE_ATEN_CPU_FALLBACK_H_

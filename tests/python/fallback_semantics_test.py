@@ -253,3 +253,48 @@ def test_training_batch_norm_and_masked_gradients_are_enqueued_without_waiting()
     assert not stream.query(), "an op of the step waited for the stream to drain"
     for got, want in zip(results, step("cpu")):
         assert_same(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _convolution_layout_cases():
+    channels_last, channels_last_3d = torch.channels_last, torch.channels_last_3d
+    return {
+        "contiguous": (F.conv2d, torch.randn(2, 4, 8, 8), torch.randn(6, 4, 3, 3), {}),
+        "channels-last input": (F.conv2d, torch.randn(2, 4, 8, 8).to(memory_format=channels_last),
+                                torch.randn(6, 4, 3, 3), {}),
+        "channels-last weight": (F.conv2d, torch.randn(2, 4, 8, 8),
+                                 torch.randn(6, 4, 3, 3).to(memory_format=channels_last), {}),
+        "channels-last, float64": (F.conv2d, torch.randn(2, 4, 8, 8, dtype=torch.float64).to(memory_format=channels_last),
+                                   torch.randn(6, 4, 3, 3, dtype=torch.float64), {}),
+        "channels-last 3d": (F.conv3d, torch.randn(2, 3, 6, 8, 8).to(memory_format=channels_last_3d),
+                             torch.randn(4, 3, 3, 3, 3), {}),
+        "channels-last transposed": (F.conv_transpose2d, torch.randn(2, 8, 9, 9).to(memory_format=channels_last),
+                                     torch.randn(8, 4, 3, 3), dict(stride=2)),
+        "channels-last, groups": (F.conv2d, torch.randn(2, 8, 9, 9).to(memory_format=channels_last),
+                                  torch.randn(8, 4, 3, 3), dict(groups=2)),
+        "conv1d": (F.conv1d, torch.randn(2, 4, 9), torch.randn(6, 4, 3), {}),
+    }
+
+
+@pytest.mark.parametrize("case", list(_convolution_layout_cases()))
+def test_convolution_results_have_the_cpu_kernel_memory_format(case):
+    # The meta kernel answers contiguous for every convolution; ATen's CPU convolution keeps a channels-last input
+    # or weight channels-last, as CUDA does.
+    function, x, weight, options = _convolution_layout_cases()[case]
+    leaves = {device: [t.detach().to(device).requires_grad_() for t in (x, weight)] for device in ("cpu", "openreg")}
+    results = {device: function(*leaves[device], **options) for device in leaves}
+    assert results["openreg"].stride() == results["cpu"].stride()
+    assert_same(results["openreg"], results["cpu"], rtol=0, atol=0)
+    for device, result in results.items():
+        result.backward(torch.ones_like(result))
+    for got, want in zip(leaves["openreg"], leaves["cpu"]):
+        assert got.grad.stride() == want.grad.stride()
+        assert_same(got.grad, want.grad, rtol=0, atol=0)
+
+
+def test_convolution_argument_errors_are_the_cpu_kernel_errors():
+    x, weight = torch.randn(2, 5, 8, 8), torch.randn(6, 4, 3, 3)
+    with pytest.raises(RuntimeError, match="expected input\\[2, 5, 8, 8\\] to have 4 channels, but got 5 channels"):
+        F.conv2d(x.to("openreg"), weight.to("openreg"))
+    with pytest.raises(RuntimeError, match="non-positive stride is not supported"):
+        F.conv2d(x[:, :4].to("openreg"), weight.to("openreg"), stride=0)
+    assert_same(F.conv2d(x[:, :4].to("openreg"), weight.to("openreg")), F.conv2d(x[:, :4], weight), rtol=0, atol=0)

@@ -48,6 +48,7 @@ def test_convolution_forward_equals_the_cpu_on_every_run(case):
     results = [function(*on_device, **options) for _ in range(3)]
     for result in results:
         assert_same(result, expected, **EXACT)
+        assert result.stride() == expected.stride()
 
 
 @pytest.mark.parametrize("input_requires_grad", [True, False])
