@@ -19,8 +19,12 @@
 // empty (always, outside a running kernel) a free costs one atomic load more
 // than PyTorch's own.
 //
-// Thread-safety: the registry is guarded by a mutex; the routing decision is
-// thread-local.
+// Output memory lent to a kernel's allocation (Note [Results computed in
+// their outputs' memory]) goes through the same registry, marked as a loan:
+// freeing it does nothing, and adoption refuses it.
+//
+// Thread-safety: the registry is guarded by a mutex; the routing decision and
+// the plan of outputs to lend are thread-local.
 #ifndef OPENREG_CORE_ATEN_KERNEL_MEMORY_H_
 #define OPENREG_CORE_ATEN_KERNEL_MEMORY_H_
 
