@@ -20,6 +20,10 @@ void ResultOrdinals::Set(size_t result, int ordinal) {
   ordinals_[result].store(ordinal, std::memory_order_relaxed);
 }
 
+void ResultOrdinals::NeverLend() {
+  never_lend_.store(true, std::memory_order_relaxed);
+}
+
 void ResultMemoryPlan::AddOutput(size_t result, void* data, size_t nbytes) {
   if (data == nullptr || nbytes == 0) return;
   outputs_.push_back(
@@ -56,10 +60,6 @@ void* ResultMemoryPlan::Lend(size_t nbytes) {
 
 void ResultMemoryPlan::Record(size_t nbytes, const void* data) {
   if (IsOutputSize(nbytes)) allocations_.push_back(Allocation{nbytes, data});
-}
-
-void ResultOrdinals::NeverLend() {
-  never_lend_.store(true, std::memory_order_relaxed);
 }
 
 bool ResultMemoryPlan::Learn(size_t result, const void* result_data,
