@@ -131,6 +131,9 @@ void CopyOnDestinationStream(const at::Tensor& src, const at::Tensor& dst) {
       RuntimeForDevice(device).execution_offsets());
   at::Tensor dst_alias = aliases->Alias(dst);
   at::Tensor src_alias = aliases->Alias(src);
+  // The copy needs the memory, not the openreg tensors (whose Python objects
+  // would otherwise outlive the user's last reference until the copy ran).
+  aliases->ForgetOriginalTensors();
   EnqueueOnCurrentStream(device, "aten::copy_",
                          [aliases, dst_alias, src_alias]() mutable {
                            dst_alias.copy_(src_alias);

@@ -74,6 +74,34 @@ void FreshOutputIterator::set_output_raw_strided(int64_t output_idx,
   operand.current_dtype = operand.target_dtype;
 }
 
+namespace {
+
+// TensorIteratorBase keeps its operand records protected, and
+// at::TensorIterator, which the in-place and out= loops use, is final: a
+// pointer to the member named through a subclass reaches them in both.
+class IteratorOperands : public at::TensorIteratorBase {
+ public:
+  static c10::SmallVector<at::OperandInfo, 4>& Of(
+      at::TensorIteratorBase& iter) {
+    return iter.*(&IteratorOperands::operands_);
+  }
+};
+
+}  // namespace
+
+void HoldStoragesInsteadOfTensors(
+    at::TensorIteratorBase& iter,
+    c10::SmallVectorImpl<c10::Storage>* storages) {
+  for (at::OperandInfo& operand : IteratorOperands::Of(iter)) {
+    if (!operand.device.has_value() ||
+        operand.device->type() != c10::DeviceType::PrivateUse1) {
+      continue;
+    }
+    storages->push_back(operand.tensor_base().storage());
+    operand.tensor(c10::MaybeOwned<at::TensorBase>::owned(std::in_place));
+  }
+}
+
 c10::OperatorHandle Op(const char* name, const char* overload) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
 }

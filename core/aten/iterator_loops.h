@@ -18,6 +18,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/Scalar.h>
+#include <c10/core/Storage.h>
+#include <c10/util/SmallVector.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -70,10 +72,32 @@ class FreshOutputIterator final : public at::TensorIteratorBase {
                               at::TensorOptions options) override;
 };
 
-// The work EnqueueLoop enqueues: an iterator, which owns its operands, and
-// the loop that runs over it. The iterator is built inside the work's record
-// (several hundred bytes of inline vectors, which a move would copy), so the
-// op allocates once and moves nothing.
+// Note [Queued loops hold storages, not tensors]
+// A queued loop must keep its operands' memory alive until the stream ran it.
+// Its iterator owns its operands' tensors, and keeping those would keep their
+// TensorImpls alive: when Python drops such a tensor first (every
+// intermediate of an expression, as `(a * 2).sin()` drops `a * 2`), PyTorch
+// keeps its Python object alive as long as the TensorImpl. So on
+// threaded_sim every queued op left a Python object for the garbage
+// collector, and a loop of tiny ops that filled the queue ran a full
+// collection of the process (about 80 ms with torch imported) every
+// ~40,000 ops, which CPU eager never does (docs/performance.md, "Queued
+// loops without Python objects"). The loop itself reads only what the
+// iterator's operand records keep (data pointers, strides, dtypes), so once
+// the iterator is built each openreg operand's tensor is dropped from it and
+// the work holds the operand's storage instead. CPU scalar operands keep
+// their tensors: host memory the loop reads, with no Python object.
+//
+// Replaces every openreg operand's tensor in `iter` by an undefined one and
+// appends the operand's storage to `storages`.
+void HoldStoragesInsteadOfTensors(at::TensorIteratorBase& iter,
+                                  c10::SmallVectorImpl<c10::Storage>* storages);
+
+// The work EnqueueLoop enqueues: an iterator and the loop that runs over it,
+// and the storages of the iterator's openreg operands (Note [Queued loops
+// hold storages, not tensors]). The iterator is built inside the work's
+// record (several hundred bytes of inline vectors, which a move would copy),
+// so the op allocates once and moves nothing.
 template <typename Iterator, typename Loop>
 struct LoopWork {
   explicit LoopWork(Loop loop) : loop(std::move(loop)) {}
@@ -81,14 +105,15 @@ struct LoopWork {
 
   Iterator iter;
   Loop loop;
+  c10::SmallVector<c10::Storage, 4> storages;
 };
 
 // Builds an `Iterator` with `build(iter)` over openreg tensors of `device`
 // and enqueues `loop(iter)` on the device's current stream, the iterator's
 // openreg operands moved to the execution view; returns the iterator's first
 // output. A CPU scalar operand stays where it is: host memory the loop reads
-// as the CPU would. The iterator owns its operands, so the memory lives
-// until the loop ran. A captured graph runs the same closure on every
+// as the CPU would. The work holds the operands' storages, so the memory
+// lives until the loop ran. A captured graph runs the same closure on every
 // replay: the loops of LoopDtype's dtypes only read the iterator (the
 // reduced-float loops, which remove an operand, never get here).
 template <typename Iterator, typename Build, typename Loop>
@@ -111,6 +136,7 @@ at::Tensor EnqueueLoop(c10::DeviceIndex device, const char* op_name,
     iter.unsafe_replace_operand(i,
                                 static_cast<char*>(iter.data_ptr(i)) + offset);
   }
+  HoldStoragesInsteadOfTensors(iter, &record->work().storages);
   EnqueueRecord(std::move(record));
   return result;
 }

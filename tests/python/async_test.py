@@ -5,6 +5,7 @@ What must hold on every driver, and what only a truly asynchronous driver
 measured in the same test with a wide margin, never absolute times.
 """
 
+import gc
 import os
 import time
 
@@ -81,6 +82,60 @@ def test_tensor_dropped_right_after_enqueue_is_not_reused_early():
     for i in range(50):
         results.append((torch.full((10_000,), float(i), device="openreg") * 2).sum())
     assert [r.item() for r in results] == [20_000.0 * i for i in range(50)]
+
+
+@needs_async_driver
+def test_queued_ops_keep_no_python_object_of_a_dropped_tensor_alive():
+    # PyTorch keeps a tensor's Python object alive for as long as C++ holds
+    # its TensorImpl. Queued work that held its operands' tensors therefore
+    # kept a Python object for every intermediate Python had dropped, and a
+    # loop of tiny ops on a busy stream ran a full garbage collection of the
+    # process every ~40,000 ops (Note [Queued loops hold storages, not
+    # tensors], core/aten/iterator_loops.h).
+    a = torch.arange(16, dtype=torch.float32, device="openreg")
+    ops = {
+        "add": lambda: a + a,
+        "sub with a number": lambda: a - 1,
+        "mul, number first": lambda: 2 * a,
+        "div": lambda: a / 3,
+        "relu of a temporary": lambda: torch.relu(a - 8),
+        "sqrt": lambda: a.sqrt(),
+        "addcmul": lambda: torch.addcmul(a, a, a, value=0.5),
+        "lerp": lambda: torch.lerp(a, a * 2, 0.25),
+        "in-place on a temporary": lambda: (a * 1).mul_(3),
+        "fill_": lambda: torch.empty(16, device="openreg").fill_(2),
+        "dtype conversion": lambda: a.double(),
+        "strided copy": lambda: a.view(4, 4).t().contiguous(),
+        "CPU fallback": lambda: a.sin(),
+    }
+    big = torch.randn(1024, 1024, device="openreg")
+    stream = torch.openreg.current_stream()
+
+    def python_tensors():
+        return sum(1 for obj in gc.get_objects() if isinstance(obj, torch.Tensor))
+
+    for name, op in ops.items():
+        expected = op().cpu()
+        gc.collect()
+        gc.disable()
+        try:
+            before = python_tensors()
+            for _ in range(4):  # tens of milliseconds that the ops queue behind
+                big @ big
+            for _ in range(50):
+                op()
+            last = op()
+            busy = not stream.query()
+            # Work that ran is released on this thread, at its next openreg
+            # call: counting without one sees what the queued work held.
+            lingering = python_tensors() - before - 1  # `last` is held
+        finally:
+            gc.enable()
+        torch.openreg.synchronize()
+        assert busy, f"{name}: the stream ran out of work before the count; the count says nothing"
+        assert lingering == 0, f"{name}: {lingering} dropped results kept their Python objects while queued"
+        assert_same(last, expected)
+        del last  # not to be counted as lingering in the next count
 
 
 MISSING_SYNC = """
