@@ -177,6 +177,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
+// Structured losses whose functional form ATen runs on openreg as a
+// composite that calls the out= form with a scalar `out`; their out= kernels
+// resize that `out` to the input's shape to compute the unreduced loss in
+// it, which warns and allocates an input-sized buffer on every call (see
+// OutOverloadHasOtherContract in out_variants.cc). The fallback runs the
+// functional CPU kernel instead, as CPU eager does.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* op : {"mse_loss", "smooth_l1_loss"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+  }
+}
+
 // Ops with a CPU kernel and a CompositeExplicitAutograd kernel (which ATen
 // runs on every device without a kernel of its own) get the CPU fallback as
 // their openreg kernel. Without it openreg would run the composite, which
