@@ -36,20 +36,6 @@ bool IsOutVariantOf(const c10::FunctionSchema& out,
   return true;
 }
 
-// Ops whose out= overload does not compute the functional result into an
-// output of that result's shape. With a reduction, these take `out` as
-// their elementwise buffer, of the input's shape, and reduce in it
-// afterwards. Given the scalar the functional op returns,
-// binary_cross_entropy.out reduces the first element only; the others resize
-// it to the input's shape first, which costs an allocation of that size and
-// raises ATen's deprecation warning about resizing a non-empty output, a
-// warning CPU eager never gives for these calls.
-bool OutOverloadHasOtherContract(const c10::OperatorName& name) {
-  return name.name == "aten::binary_cross_entropy" ||
-         name.name == "aten::mse_loss" || name.name == "aten::smooth_l1_loss" ||
-         name.name == "aten::huber_loss";
-}
-
 class OutVariantCache {
  public:
   std::optional<c10::OperatorHandle> Find(const c10::OperatorHandle& op) {
@@ -97,6 +83,12 @@ class OutVariantCache {
 };
 
 }  // namespace
+
+bool OutOverloadHasOtherContract(const c10::OperatorName& name) {
+  return name.name == "aten::binary_cross_entropy" ||
+         name.name == "aten::mse_loss" || name.name == "aten::smooth_l1_loss" ||
+         name.name == "aten::huber_loss";
+}
 
 std::optional<c10::OperatorHandle> FindOutVariant(
     const c10::OperatorHandle& op) {

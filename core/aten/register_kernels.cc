@@ -16,6 +16,7 @@
 #include "core/aten/kernel_memory.h"
 #include "core/aten/layout_fallback.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/out_variants.h"
 
 namespace openreg {
 namespace {
@@ -177,18 +178,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
-// Structured losses whose functional form ATen runs on openreg as a
-// composite that calls the out= form with a scalar `out`; their out= kernels
-// resize that `out` to the input's shape to compute the unreduced loss in
-// it, which warns and allocates an input-sized buffer on every call (see
-// OutOverloadHasOtherContract in out_variants.cc). The fallback runs the
-// functional CPU kernel instead, as CPU eager does.
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  for (const char* op : {"mse_loss", "smooth_l1_loss"}) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
-  }
-}
-
 // Ops with a CPU kernel and a CompositeExplicitAutograd kernel (which ATen
 // runs on every device without a kernel of its own) get the CPU fallback as
 // their openreg kernel. Without it openreg would run the composite, which
@@ -196,14 +185,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 // native_group_norm's statistics, addr's product and sum differ from the
 // CPU's in the last bits, and through a Transformer's gradients by more than
 // float32's default tolerance (module_db found it). Their backward ops have
-// CPU kernels only, which the fallback runs already. Last in this file, so
-// the kernels registered above for PrivateUse1 stay.
+// CPU kernels only, which the fallback runs already. So do the structured
+// ops whose out= overload has another contract (mse_loss, smooth_l1_loss):
+// their CompositeExplicitAutogradNonFunctional kernel would call that out=
+// overload with a scalar `out` (OutOverloadHasOtherContract says what it
+// does with it). Last in this file, so the kernels registered above for
+// PrivateUse1 stay.
 const bool cpu_kernels_over_composites_registered = [] {
   RegisterForOpsWithKernel<&CpuFallback>(
       c10::DispatchKey::CPU, c10::DispatchKey::PrivateUse1,
       [](const c10::OperatorHandle& op) {
         return op.hasKernelForDispatchKey(
-            c10::DispatchKey::CompositeExplicitAutograd);
+                   c10::DispatchKey::CompositeExplicitAutograd) ||
+               (OutOverloadHasOtherContract(op.operator_name()) &&
+                op.hasKernelForDispatchKey(
+                    c10::DispatchKey::CompositeExplicitAutogradNonFunctional));
       });
   return true;
 }();
