@@ -92,21 +92,22 @@ def test_queued_ops_keep_no_python_object_of_a_dropped_tensor_alive():
     # loop of tiny ops on a busy stream ran a full garbage collection of the
     # process every ~40,000 ops (Note [Queued loops hold storages, not
     # tensors], core/aten/iterator_loops.h).
-    a = torch.arange(16, dtype=torch.float32, device="openreg")
+    a = torch.arange(16, dtype=torch.float32)
+    device_a = a.to("openreg")
     ops = {
-        "add": lambda: a + a,
-        "sub with a number": lambda: a - 1,
-        "mul, number first": lambda: 2 * a,
-        "div": lambda: a / 3,
-        "relu of a temporary": lambda: torch.relu(a - 8),
-        "sqrt": lambda: a.sqrt(),
-        "addcmul": lambda: torch.addcmul(a, a, a, value=0.5),
-        "lerp": lambda: torch.lerp(a, a * 2, 0.25),
-        "in-place on a temporary": lambda: (a * 1).mul_(3),
-        "fill_": lambda: torch.empty(16, device="openreg").fill_(2),
-        "dtype conversion": lambda: a.double(),
-        "strided copy": lambda: a.view(4, 4).t().contiguous(),
-        "CPU fallback": lambda: a.sin(),
+        "add": lambda t: t + t,
+        "sub with a number": lambda t: t - 1,
+        "mul, number first": lambda t: 2 * t,
+        "div": lambda t: t / 3,
+        "relu of a temporary": lambda t: torch.relu(t - 8),
+        "sqrt": lambda t: t.sqrt(),
+        "addcmul": lambda t: torch.addcmul(t, t, t, value=0.5),
+        "lerp": lambda t: torch.lerp(t, t * 2, 0.25),
+        "in-place on a temporary": lambda t: (t * 1).mul_(3),
+        "fill_": lambda t: torch.empty(16, device=t.device).fill_(2),
+        "dtype conversion": lambda t: t.double(),
+        "strided copy": lambda t: t.view(4, 4).t().contiguous(),
+        "CPU fallback": lambda t: t.sin(),
     }
     big = torch.randn(1024, 1024, device="openreg")
     stream = torch.openreg.current_stream()
@@ -115,7 +116,8 @@ def test_queued_ops_keep_no_python_object_of_a_dropped_tensor_alive():
         return sum(1 for obj in gc.get_objects() if isinstance(obj, torch.Tensor))
 
     for name, op in ops.items():
-        expected = op().cpu()
+        expected = op(a)  # CPU eager
+        op(device_a)  # first calls may cache Python objects of their own
         gc.collect()
         gc.disable()
         try:
@@ -123,8 +125,8 @@ def test_queued_ops_keep_no_python_object_of_a_dropped_tensor_alive():
             for _ in range(4):  # tens of milliseconds that the ops queue behind
                 big @ big
             for _ in range(50):
-                op()
-            last = op()
+                op(device_a)
+            last = op(device_a)
             busy = not stream.query()
             # Work that ran is released on this thread, at its next openreg
             # call: counting without one sees what the queued work held.
