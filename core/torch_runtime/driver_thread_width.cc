@@ -3,10 +3,9 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
-#include <time.h>
-
 #include <algorithm>
 
+#include "core/torch_runtime/piece_cpu_timer.h"
 #include "third_party/openmp/thread_workers.h"
 
 namespace openreg {
@@ -28,6 +27,10 @@ constexpr int64_t kWindowBusyNs = 2'000'000;
 constexpr double kWidenAbove = 0.5;
 constexpr int kWidenAfterWindows = 2;
 constexpr double kNarrowBelow = 0.25;
+// A piece's CPU time is over-counted by less than this share of a long
+// piece's duration (Note [Timing driver work without a system call per
+// piece]).
+constexpr int64_t kCpuOvercountDivisor = 16;
 
 // Whether the calling host thread's launches leave work to driver threads.
 thread_local bool work_queued_for_driver_threads = false;
@@ -41,18 +44,9 @@ struct DriverThreadState {
   int64_t window_long_ns = 0;
   // Windows in a row whose long share was above kWidenAbove.
   int long_windows = 0;
+  PieceCpuTimer timer;
 };
 thread_local DriverThreadState driver_thread;
-
-// The calling thread's CPU time, not the wall clock: on a loaded machine a
-// short kernel the scheduler preempts would look long, and widen the team.
-// Costs a system call (well under a microsecond), paid on the driver's
-// thread, which is ahead of the host in the workloads where it matters.
-int64_t ThreadCpuNs() {
-  timespec now;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
-}
 
 }  // namespace
 
@@ -81,16 +75,19 @@ DriverThreadWorkScope::DriverThreadWorkScope()
     if (state.last_width > width_) openmp::ReleaseCallingThreadWorkers();
   }
   state.last_width = width_;
-  start_ns_ = ThreadCpuNs();
+  state.timer.Start(kLongWorkThreadNs / width_ / kCpuOvercountDivisor);
 }
 
 DriverThreadWorkScope::~DriverThreadWorkScope() {
-  const int64_t elapsed_ns = ThreadCpuNs() - start_ns_;
+  DriverThreadState& state = driver_thread;
+  // The piece's CPU time, exact enough only where it decides whether the
+  // piece is long: a piece shorter than that reports its wall time.
+  const int64_t elapsed_ns =
+      state.timer.Stop((kLongWorkThreadNs + width_ - 1) / width_);
   // Restored after every narrowed piece: MKL and at::init_num_threads read
   // the thread's OpenMP setting back as ATen's count, and would keep the
   // narrow one for good.
   if (width_ != full_width_) openmp::SetCallingThreadTeamSize(full_width_);
-  DriverThreadState& state = driver_thread;
   state.window_busy_ns += elapsed_ns;
   if (elapsed_ns * width_ >= kLongWorkThreadNs) {
     state.window_long_ns += elapsed_ns;

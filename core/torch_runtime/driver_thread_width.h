@@ -26,7 +26,9 @@
 //     example's first training step takes ~2.3 ms of the worker's CPU, its
 //     second 0.8 ms; three of the first step's kernels take 0.2-0.9 ms
 //     each, 0.05-0.1 ms the next time), so one window of long work can be
-//     nothing but that, and widening starts a pool (below).
+//     nothing but that, and widening starts a pool (below). A piece's CPU
+//     time is measured without a system call per piece (Note [Timing driver
+//     work without a system call per piece] in piece_cpu_timer.h).
 //   - A host thread that is about to wait for the device gives back its own
 //     idle pool first, if its work runs on driver threads: the driver's team
 //     then has the cores to itself.
@@ -88,7 +90,6 @@ class DriverThreadWorkScope {
   // ATen's intra-op thread count, restored after the work.
   int full_width_;
   int width_;
-  int64_t start_ns_;
 };
 
 }  // namespace openreg
