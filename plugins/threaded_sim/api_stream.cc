@@ -71,8 +71,12 @@ openreg_status stream_wait_event(openreg_context context, openreg_stream stream,
   std::shared_ptr<Event> awaited;
   SIM_RETURN_IF_ERROR(state->FindEvent(event, kFunction, &awaited));
   const uint64_t version = awaited->LatestVersion();
-  // Nothing to wait for: never recorded, or that record already completed.
-  if (awaited->IsComplete(version)) return OPENREG_SUCCESS;
+  // Enqueued even when that record has already completed (or there is none):
+  // the wait is an item of the stream like any other, reported to the
+  // activity sink once, in stream order ("Activity recording" in
+  // docs/driver_abi.md). Skipping it lost the wait's record whenever the
+  // worker finished the record before this call, a race the conformance
+  // suite's activity test caught.
   return target->Enqueue(WorkItem::EventWait(std::move(awaited), version),
                          kFunction, nullptr);
 }

@@ -149,6 +149,33 @@ TEST_P(ActivityTest, EveryKindOfItemIsReportedOnceWithItsDetails) {
   EXPECT_EQ(api_->device_free(context_, 1, device), OPENREG_SUCCESS);
 }
 
+// The wait is reported even when the record it waits for has already
+// completed, and even when the event was never recorded: a driver may skip
+// the waiting, not the report. The test above meets that case only when the
+// driver happens to finish the record first.
+TEST_P(ActivityTest, AWaitWithNothingToWaitForIsReportedToo) {
+  openreg_stream stream = NewStream(0);
+  openreg_stream waiter = NewStream(0);
+  openreg_event recorded = NewEvent(0, OPENREG_EVENT_DEFAULT);
+  openreg_event never_recorded = NewEvent(0, OPENREG_EVENT_DEFAULT);
+  ASSERT_EQ(api_->event_record(context_, recorded, stream), OPENREG_SUCCESS);
+  Sync(stream);
+  RecordSink sink;
+  Enable(&sink);
+  ASSERT_EQ(api_->stream_wait_event(context_, waiter, recorded),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_wait_event(context_, waiter, never_recorded),
+            OPENREG_SUCCESS);
+  Sync(waiter);
+  Disable();
+  const std::vector<openreg_activity_record> records = sink.records();
+  ASSERT_EQ(records.size(), 2u);
+  for (const openreg_activity_record& record : records) {
+    EXPECT_EQ(record.kind, OPENREG_ACTIVITY_EVENT_WAIT);
+    EXPECT_EQ(record.stream, waiter);
+  }
+}
+
 TEST_P(ActivityTest, ItemsOfOneStreamDoNotOverlapAndKeepStreamOrder) {
   openreg_stream stream = NewStream(0);
   RecordSink sink;
