@@ -376,36 +376,50 @@ TEST(ExecutionSlotsTest, AFreeSlotIsGrantedAtTheRequest) {
   slots.Release();
 }
 
+// One slot, held; `waiter` has asked for it, and a thread waits for the
+// grant.
+class HeldSlotWithAWaiter {
+ public:
+  HeldSlotWithAWaiter() {
+    slots_.Request(&holder_, 0);
+    EXPECT_TRUE(slots_.AwaitGrant(&holder_));
+    slots_.Request(&waiter_, 0);
+    waiting_ = std::thread([this] { granted_ = slots_.AwaitGrant(&waiter_); });
+  }
+  ~HeldSlotWithAWaiter() {
+    if (waiting_.joinable()) waiting_.join();
+  }
+
+  ExecutionSlots& slots() { return slots_; }
+  // Whether the waiting thread was granted the slot, once it returns.
+  bool Granted() {
+    waiting_.join();
+    return granted_.load();
+  }
+
+ private:
+  ExecutionSlots slots_{1};
+  SlotRequest holder_, waiter_;
+  std::atomic<bool> granted_{false};
+  std::thread waiting_;
+};
+
 TEST(ExecutionSlotsTest, AWaitingRequestGetsTheReleasedSlot) {
-  ExecutionSlots slots(1);
-  SlotRequest holder, waiter;
-  slots.Request(&holder, 0);
-  ASSERT_TRUE(slots.AwaitGrant(&holder));
-  slots.Request(&waiter, 0);
-  std::atomic<bool> granted{false};
-  std::thread waiting([&] { granted = slots.AwaitGrant(&waiter); });
-  slots.Release();
-  waiting.join();
-  EXPECT_TRUE(granted.load());
-  slots.Release();
+  HeldSlotWithAWaiter held;
+  held.slots().Release();
+  EXPECT_TRUE(held.Granted());
+  held.slots().Release();
 }
 
 TEST(ExecutionSlotsTest, CancelWakesAWaiterWithoutAGrant) {
-  ExecutionSlots slots(1);
-  SlotRequest holder, waiter;
-  slots.Request(&holder, 0);
-  ASSERT_TRUE(slots.AwaitGrant(&holder));
-  slots.Request(&waiter, 0);
-  std::atomic<bool> granted{true};
-  std::thread waiting([&] { granted = slots.AwaitGrant(&waiter); });
-  slots.Cancel();
-  waiting.join();
-  EXPECT_FALSE(granted.load());
+  HeldSlotWithAWaiter held;
+  held.slots().Cancel();
+  EXPECT_FALSE(held.Granted());
   // Nothing is granted after a cancel, even with a slot free.
-  slots.Release();
+  held.slots().Release();
   SlotRequest late;
-  slots.Request(&late, 0);
-  EXPECT_FALSE(slots.AwaitGrant(&late));
+  held.slots().Request(&late, 0);
+  EXPECT_FALSE(held.slots().AwaitGrant(&late));
 }
 
 // Threads take and give back slots as stream workers do, some with the lock-
