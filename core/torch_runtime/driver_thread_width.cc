@@ -75,23 +75,23 @@ DriverThreadWorkScope::DriverThreadWorkScope()
     if (state.last_width > width_) openmp::ReleaseCallingThreadWorkers();
   }
   state.last_width = width_;
-  state.timer.Start(kLongWorkThreadNs / width_ / kCpuOvercountDivisor);
+  // A piece at this width is long from this duration on (its thread time,
+  // duration times width, reaches kLongWorkThreadNs).
+  long_piece_ns_ = (kLongWorkThreadNs + width_ - 1) / width_;
+  state.timer.Start(long_piece_ns_ / kCpuOvercountDivisor);
 }
 
 DriverThreadWorkScope::~DriverThreadWorkScope() {
   DriverThreadState& state = driver_thread;
   // The piece's CPU time, exact enough only where it decides whether the
   // piece is long: a piece shorter than that reports its wall time.
-  const int64_t elapsed_ns =
-      state.timer.Stop((kLongWorkThreadNs + width_ - 1) / width_);
+  const int64_t elapsed_ns = state.timer.Stop(long_piece_ns_);
   // Restored after every narrowed piece: MKL and at::init_num_threads read
   // the thread's OpenMP setting back as ATen's count, and would keep the
   // narrow one for good.
   if (width_ != full_width_) openmp::SetCallingThreadTeamSize(full_width_);
   state.window_busy_ns += elapsed_ns;
-  if (elapsed_ns * width_ >= kLongWorkThreadNs) {
-    state.window_long_ns += elapsed_ns;
-  }
+  if (elapsed_ns >= long_piece_ns_) state.window_long_ns += elapsed_ns;
   if (state.window_busy_ns < kWindowBusyNs) return;
   const double long_share = static_cast<double>(state.window_long_ns) /
                             static_cast<double>(state.window_busy_ns);

@@ -90,6 +90,8 @@ class DriverThreadWorkScope {
   // ATen's intra-op thread count, restored after the work.
   int full_width_;
   int width_;
+  // The duration from which a piece at width_ counts as long.
+  int64_t long_piece_ns_;
 };
 
 }  // namespace openreg
