@@ -1,10 +1,11 @@
 """torch.distributed on openreg against the same on CPU tensors with Gloo, world 2, in one run, on one driver.
 
-    OPENREG_DRIVER=threaded_sim python bench/distributed_suite.py [--repeats 5] [--quick]
+    OPENREG_DRIVER=threaded_sim python bench/distributed_suite.py [--repeats 5] [--min-seconds 6] [--quick]
 
 Starts two ranks on 127.0.0.1 (this script again, with RANK set). Both join one process group with Gloo for CPU
 tensors and openreg's backend for openreg tensors, and alternate each openreg measurement with its CPU reference:
-an all_reduce of 64 MiB, and a DDP training step of examples/train.py's model. Rank 0 prints one JSON row per
+an all_reduce of 64 MiB, and a DDP training step of examples/train.py's model; the ranks take the larger of
+their pair counts (alternation.py). Rank 0 prints one JSON row per
 measurement in bench/python_suite.py's format; bench/run_all.py runs this once per driver.
 """
 
@@ -79,7 +80,9 @@ def rank_main(args) -> None:
     device = torch.device("openreg", rank % torch.openreg.device_count())
     torch.openreg.set_device(device)
     dist.init_process_group("cpu:gloo,openreg:openreg", init_method="env://")
-    repeats = 2 if args.quick else args.repeats
+    from alternation import Alternation, alternate
+
+    alternation = Alternation(2, 0.0, 2) if args.quick else Alternation(args.repeats, args.min_seconds)
 
     def openreg_sync():
         torch.openreg.synchronize()
@@ -88,11 +91,14 @@ def rank_main(args) -> None:
     def cpu_sync():
         dist.barrier(device_ids=[device.index])
 
+    def agree(count):
+        largest = torch.tensor([count])
+        dist.all_reduce(largest, op=dist.ReduceOp.MAX)
+        return int(largest.item())
+
     def compare(group, name, openreg_fn, cpu_fn, calls):
-        samples = {"openreg": [], "reference": []}
-        for _ in range(repeats):
-            samples["reference"].append(seconds_per_call(cpu_fn, calls, cpu_sync))
-            samples["openreg"].append(seconds_per_call(openreg_fn, calls, openreg_sync))
+        samples = alternate(lambda: seconds_per_call(openreg_fn, calls, openreg_sync),
+                            lambda: seconds_per_call(cpu_fn, calls, cpu_sync), alternation, agree)
         if rank == 0:
             print(json.dumps({"group": group, "name": name, "kind": "time", "reference_name": "CPU + Gloo",
                               **samples}), flush=True)
@@ -110,7 +116,9 @@ def rank_main(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="the fewest pairs a measurement takes")
+    parser.add_argument("--min-seconds", type=float, default=6.0,
+                        help="a measurement takes more pairs, up to 1000, until its pairs have taken this long")
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
     args = parser.parse_args()
     if "RANK" in os.environ:

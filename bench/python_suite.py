@@ -1,13 +1,13 @@
 """openreg against its reference, side by side in one run, on one driver.
 
-    OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 7] [--quick] [--only NAME]
+    OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 5] [--min-seconds 6] [--quick] [--only NAME]
 
 Prints one JSON object per measurement on stdout: group, name, kind ("time":
-seconds per call, or "speedup"), reference_name, and the per-repeat samples
+seconds per call, or "speedup"), reference_name, and the per-pair samples
 of "openreg" and "reference". Each measurement alternates
 runs of the openreg case and of its reference (CPU eager for compute and
 allocation, memcpy for copies, eager openreg or compiled CPU for compiled
-steps) and keeps every repeat, so the caller can
+steps) and keeps every pair, so the caller can
 report medians and spreads of ratios measured together: the machine is
 shared and noisy, and only ratios from one run mean anything. CPU eager is
 timed in a second process that never loads openreg, and the eager openreg
@@ -28,6 +28,7 @@ import time
 
 import torch
 
+from alternation import Alternation, alternate
 from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, graph_replays,
                    seconds_per_call, small_mlp_adam)
 from reference_process import ReferenceProcess
@@ -36,16 +37,13 @@ from models import CALLS, DEFAULT_CALLS
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def compare(group, name, openreg_fn, reference_fn, reference, calls, repeats):
-    """A measurement: alternating repeats of the openreg case and its reference."""
-    samples = {"openreg": [], "reference": []}
-    for _ in range(repeats):
-        samples["reference"].append(reference_fn(calls))
-        samples["openreg"].append(seconds_per_call(openreg_fn, calls))
+def compare(group, name, openreg_fn, reference_fn, reference, calls, alternation):
+    """A measurement: the openreg case and its reference, alternating (alternation.py)."""
+    samples = alternate(lambda: seconds_per_call(openreg_fn, calls), lambda: reference_fn(calls), alternation)
     return {"group": group, "name": name, "kind": "time", "reference_name": reference, **samples}
 
 
-def compiled_rows(eager, calls, repeats):
+def compiled_rows(eager, calls, alternation):
     """The torch.compile rows: compiled openreg against eager openreg (timed by `eager`, a ReferenceProcess) and
     compiled CPU.
 
@@ -60,14 +58,14 @@ def compiled_rows(eager, calls, repeats):
     compiled_step = compiled_training_step("openreg")
     eager_step = functools.partial(eager.seconds_per_call, "compiled", "train step")
     yield compare("compiled", "train step vs eager openreg", compiled_step, eager_step, "openreg eager", calls(50),
-                  repeats)
+                  alternation)
     yield compare("compiled", "train step, reduce-overhead (graph replay) vs eager openreg",
                   compiled_training_step("openreg", mode="reduce-overhead"), eager_step, "openreg eager", calls(50),
-                  repeats)
+                  alternation)
     yield compare("compiled", "train step vs compiled CPU", compiled_step,
-                  in_process(compiled_training_step("cpu")), "CPU compiled", calls(50), repeats)
+                  in_process(compiled_training_step("cpu")), "CPU compiled", calls(50), alternation)
     yield compare("compiled", "transformer block fwd+bwd vs compiled CPU", compiled_transformer_block("openreg"),
-                  in_process(compiled_transformer_block("cpu")), "CPU compiled", calls(20), repeats)
+                  in_process(compiled_transformer_block("cpu")), "CPU compiled", calls(20), alternation)
 
 
 def first_step_seconds(device):
@@ -80,12 +78,9 @@ def first_step_seconds(device):
     return json.loads(output.splitlines()[-1])["seconds"]
 
 
-def first_step(repeats):
+def first_step(alternation):
     """The first training step of a fresh process, openreg against CPU eager, alternating processes."""
-    samples = {"openreg": [], "reference": []}
-    for _ in range(repeats):
-        samples["reference"].append(first_step_seconds("cpu"))
-        samples["openreg"].append(first_step_seconds("openreg"))
+    samples = alternate(lambda: first_step_seconds("openreg"), lambda: first_step_seconds("cpu"), alternation)
     return {"group": "first step", "name": "first training step of a fresh process, examples/train.py model",
             "kind": "time", "reference_name": "CPU eager, fresh process", **samples}
 
@@ -113,7 +108,7 @@ def copies(size):
     }
 
 
-def stream_overlap(repeats):
+def stream_overlap(alternation):
     """Speed-up of splitting the same matmuls over two streams (one thread per kernel)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -131,21 +126,18 @@ def stream_overlap(repeats):
             return time.perf_counter() - start
 
         run(2)
-        one, two = [], []
-        for _ in range(repeats):
-            one.append(run(1))
-            two.append(run(2))
+        samples = alternate(lambda: run(2), lambda: run(1), alternation)
     finally:
         torch.set_num_threads(threads)
     # The speed-up is the reference (one stream) over openreg (two streams).
     return {"group": "streams", "name": "two-stream overlap, 16 matmuls 768^2", "kind": "speedup",
-            "reference_name": "one stream", "openreg": two, "reference": one}
+            "reference_name": "one stream", **samples}
 
 
 PROFILING_ROW = "tiny op a + a, profiling with device activity"
 
 
-def profiling_overhead(calls, repeats):
+def profiling_overhead(calls, alternation):
     """A tiny op while torch.profiler records device activity, against CPU-only profiling (docs/profiling.md)."""
     from torch.profiler import ProfilerActivity, profile
 
@@ -160,23 +152,23 @@ def profiling_overhead(calls, repeats):
             torch.openreg.synchronize()
         return seconds
 
-    samples = {"openreg": [], "reference": []}
-    for _ in range(repeats):
-        samples["reference"].append(profiled([ProfilerActivity.CPU]))
-        samples["openreg"].append(profiled([ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]))
+    samples = alternate(lambda: profiled([ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]),
+                        lambda: profiled([ProfilerActivity.CPU]), alternation)
     return {"group": "profiler", "name": PROFILING_ROW, "kind": "time",
             "reference_name": "CPU-only profiling", **samples}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=5, help="the fewest pairs a measurement takes")
+    parser.add_argument("--min-seconds", type=float, default=6.0,
+                        help="a measurement takes more pairs, up to 1000, until its pairs have taken this long")
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
     parser.add_argument("--only", metavar="NAME",
                         help="run only the CPU-eager rows and the profiler row whose name contains NAME (e.g. LSTM, "
                         "profiling), nothing else")
     args = parser.parse_args()
-    repeats = 2 if args.quick else args.repeats
+    alternation = Alternation(2, 0.0, 2) if args.quick else Alternation(args.repeats, args.min_seconds)
     scale = 0.02 if args.quick else 1.0
 
     def calls(n):
@@ -191,38 +183,38 @@ def main():
             if group == "models":
                 n = CALLS.get(name, DEFAULT_CALLS)
             row = compare(group, name, openreg_fn, functools.partial(cpu.seconds_per_call, group, name), "CPU eager",
-                          calls(n if "2048" not in name else n // 4), repeats)
+                          calls(n if "2048" not in name else n // 4), alternation)
             print(json.dumps(row), flush=True)
     if args.only is not None:
         cpu.close()
         if args.only in PROFILING_ROW:
-            print(json.dumps(profiling_overhead(calls(2000), repeats)), flush=True)
+            print(json.dumps(profiling_overhead(calls(2000), alternation)), flush=True)
         return
-    print(json.dumps(first_step(repeats)), flush=True)
+    print(json.dumps(first_step(alternation)), flush=True)
     # CPU work in this process, which has used openreg all along, against the
     # same work in the process that never loaded it.
     for name, cpu_fn in small_mlp_adam("cpu").items():
         row = compare("host CPU", f"{name}, after openreg ran", cpu_fn,
                       functools.partial(cpu.seconds_per_call, "host CPU", name), "CPU eager, fresh process",
-                      calls(300), repeats)
+                      calls(300), alternation)
         print(json.dumps(row), flush=True)
     cpu.close()
     eager = ReferenceProcess("openreg")
-    for row in compiled_rows(eager, calls, repeats):
+    for row in compiled_rows(eager, calls, alternation):
         print(json.dumps(row), flush=True)
     for name, replay in graph_replays().items():
         row = compare("graphs", f"{name}: replay vs eager", replay,
                       functools.partial(eager.seconds_per_call, "graphs", name),
-                      "openreg eager, a process that never replays", calls(200), repeats)
+                      "openreg eager, a process that never replays", calls(200), alternation)
         print(json.dumps(row), flush=True)
     eager.close()
     reference_fn, cases = copies(64 * MiB)
     for name, fn in cases.items():
         row = compare("copies, 64 MiB", name, fn, lambda n: seconds_per_call(reference_fn, n), "memcpy", calls(20),
-                      repeats)
+                      alternation)
         print(json.dumps(row), flush=True)
-    print(json.dumps(stream_overlap(repeats)), flush=True)
-    print(json.dumps(profiling_overhead(calls(2000), repeats)), flush=True)
+    print(json.dumps(stream_overlap(alternation)), flush=True)
+    print(json.dumps(profiling_overhead(calls(2000), alternation)), flush=True)
 
 
 if __name__ == "__main__":

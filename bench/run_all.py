@@ -1,6 +1,6 @@
 """Every openreg benchmark, on every shipped driver, in one table.
 
-    bazel run //bench:all [-- --repeats 5] [-- --quick] [-- --no-write]
+    bazel run //bench:all [-- --repeats 5] [-- --min-seconds 6] [-- --quick] [-- --no-write]
 
 Runs bench/python_suite.py once per driver (compute, allocation, copies,
 training steps of the example and of real models (bench/models.py), the
@@ -11,7 +11,8 @@ once per driver (all_reduce and a DDP step on two ranks against CPU tensors
 with Gloo) and the C++ Google Benchmarks of the caching allocator and of the
 drivers. Prints one table: each row a
 measurement with the openreg figure on each driver, the reference measured in
-the same run, the median ratio with its spread (min-max over repeats) and the
+the same run, the median ratio over the pairs with its spread (10th-90th
+percentile; min-max under ten pairs) and the
 project's target. Unless --no-write, writes docs/benchmarks/results.json,
 the chart docs/benchmarks/ratios.png and the results section of
 docs/performance.md. Figures are only comparable within one run: the machine
@@ -23,6 +24,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -99,7 +101,8 @@ def machine():
 
 
 def run_python_suite(driver, args, script="python_suite.py"):
-    command = [sys.executable, os.path.join(HERE, script), "--repeats", str(args.repeats)]
+    command = [sys.executable, os.path.join(HERE, script), "--repeats", str(args.repeats), "--min-seconds",
+               str(args.min_seconds)]
     if args.quick:
         command.append("--quick")
     env = dict(os.environ, OPENREG_DRIVER=driver)
@@ -159,6 +162,13 @@ def merge_python_rows(per_driver_rows):
     return list(merged.values())
 
 
+def spread(sorted_ratios):
+    """10th and 90th percentiles (nearest rank): with up to 100 pairs per row, min-max shows only the two worst
+    bursts of the machine's noise. Under ten pairs this is min-max."""
+    trim = len(sorted_ratios) // 10
+    return [sorted_ratios[trim], sorted_ratios[-1 - trim]]
+
+
 def summarize(row):
     """Adds medians, ratio medians and spreads per driver, and target verdicts."""
     for driver, data in row["per_driver"].items():
@@ -171,7 +181,7 @@ def summarize(row):
             else:
                 ratios = sorted(o / r for o, r in zip(openreg, reference))
             data["ratio"] = statistics.median(ratios)
-            data["spread"] = [ratios[0], ratios[-1]]
+            data["spread"] = spread(ratios)
         target = target_for(row["group"], row["name"], driver)
         if target is not None:
             data["target"] = describe_target(target)
@@ -252,12 +262,29 @@ def chart(rows, path):
     plt.close(figure)
 
 
-def write_outputs(rows, machine_info, command, root):
+def results_json(results):
+    """results.json's text: indented, but each list of samples on one line, to 4 significant digits (the noise
+    is far above that), so that a row's up to 1000 pairs stay a readable file of a few hundred KB."""
+
+    def rounded(value):
+        if isinstance(value, float):
+            return float(f"{value:.4g}")
+        if isinstance(value, list):
+            return [rounded(item) for item in value]
+        if isinstance(value, dict):
+            return {key: rounded(item) for key, item in value.items()}
+        return value
+
+    text = json.dumps(rounded(results), indent=1)
+    return re.sub(r"\[\s*([-+.\deE,\s]+?)\s*\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
+
+
+def write_outputs(rows, machine_info, command, root, repeats, min_seconds):
     out_dir = os.path.join(root, "docs", "benchmarks")
     os.makedirs(out_dir, exist_ok=True)
     date = datetime.date.today().isoformat()
     with open(os.path.join(out_dir, "results.json"), "w") as results:
-        json.dump({"date": date, "command": command, "machine": machine_info, "rows": rows}, results, indent=1)
+        results.write(results_json({"date": date, "command": command, "machine": machine_info, "rows": rows}))
     chart(rows, os.path.join(out_dir, "ratios.png"))
     section = "\n".join([
         BEGIN_MARK,
@@ -266,10 +293,13 @@ def write_outputs(rows, machine_info, command, root):
         f"Command: `{command}`. Machine: {machine_info['cores']} cores ({machine_info['cpu']}), "
         f"{machine_info['memory_gib']} GiB, {machine_info['os']}, Python {machine_info['python']}, "
         f"torch {machine_info['torch']} ({machine_info['torch_threads']} threads), {machine_info['build']}. "
-        "Each ratio is the median over repeats of openreg / reference measured alternately, run by run; CPU eager "
+        "Each ratio is the median over pairs of openreg / reference measured alternately, run by run, at least "
+        f"{repeats} pairs and more, up to 1000, until a row's pairs have taken {min_seconds:g} s (bench/alternation.py); "
+        "CPU eager "
         "is timed in a process that never loads openreg, and the eager openreg step that graph replays and "
         "compiled steps are divided by in one that never replays (bench/reference_process.py) "
-        "(spread: min–max); ✓/✗ against the target. Raw samples: "
+        "(spread: 10th–90th percentile of the pairs' ratios, min–max under ten pairs); ✓/✗ against the target. "
+        "Raw samples: "
         "[benchmarks/results.json](benchmarks/results.json).",
         "",
         table(rows),
@@ -293,7 +323,9 @@ def write_outputs(rows, machine_info, command, root):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="the fewest pairs a measurement takes")
+    parser.add_argument("--min-seconds", type=float, default=6.0,
+                        help="a Python measurement takes more pairs, up to 1000, until its pairs have taken this long")
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that everything runs")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
     parser.add_argument("--allocator-benchmark", required=True)
@@ -311,8 +343,10 @@ def main():
     if not args.no_write:
         if root is None:
             sys.exit("not run through `bazel run`: pass --no-write, or use `bazel run //bench:all`")
-        command = "bazel run //bench:all" + ("" if args.repeats == 5 else f" -- --repeats {args.repeats}")
-        write_outputs(rows, machine(), command, root)
+        options = ([f"--repeats {args.repeats}"] if args.repeats != 5 else []) + (
+            [f"--min-seconds {args.min_seconds:g}"] if args.min_seconds != 6.0 else [])
+        command = "bazel run //bench:all" + "".join(f" -- {option}" for option in options)
+        write_outputs(rows, machine(), command, root, args.repeats, args.min_seconds)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,34 @@
+"""bench/run_all.py: the spread it reports and the results file it writes."""
+
+import json
+import os
+import sys
+
+import pytest
+
+from run_all import results_json, spread
+
+
+def test_under_ten_pairs_the_spread_is_min_to_max():
+    assert spread([0.9, 1.0, 1.1, 1.2, 3.0]) == [0.9, 3.0]
+
+
+def test_from_ten_pairs_the_spread_drops_a_tenth_at_each_end():
+    ratios = [0.1] + [1.0 + i / 100 for i in range(8)] + [9.0]
+    assert spread(ratios) == [1.0, 1.07]
+    assert spread([0.1, 0.2] + [1.0] * 16 + [8.0, 9.0]) == [1.0, 1.0]
+
+
+def test_results_keep_every_sample_to_four_significant_digits_one_line_per_list():
+    results = {"rows": [{"name": "add, 16 floats [x]", "openreg": [1.234567e-06, 2.5e-06], "reference": [1e-06]}]}
+    text = results_json(results)
+    assert json.loads(text) == {"rows": [{"name": "add, 16 floats [x]", "openreg": [1.235e-06, 2.5e-06],
+                                          "reference": [1e-06]}]}
+    assert '"openreg": [1.235e-06, 2.5e-06],' in text.splitlines()[4]
+
+
+if __name__ == "__main__":
+    arguments = [__file__, "-q", "-p", "no:cacheprovider"]
+    if os.environ.get("XML_OUTPUT_FILE"):
+        arguments += ["--junitxml", os.environ["XML_OUTPUT_FILE"]]
+    sys.exit(pytest.main(arguments))
