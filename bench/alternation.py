@@ -21,6 +21,11 @@ import dataclasses
 import math
 import time
 
+# What bench:all asks of each Python measurement: 5 pairs, and more until
+# they have taken 10 s (the model steps, ~1 s a pair, get about ten).
+DEFAULT_REPEATS = 5
+DEFAULT_MIN_SECONDS = 10.0
+
 
 @dataclasses.dataclass(frozen=True)
 class Alternation:

@@ -1,6 +1,6 @@
 """torch.distributed on openreg against the same on CPU tensors with Gloo, world 2, in one run, on one driver.
 
-    OPENREG_DRIVER=threaded_sim python bench/distributed_suite.py [--repeats 5] [--min-seconds 6] [--quick]
+    OPENREG_DRIVER=threaded_sim python bench/distributed_suite.py [--repeats 5] [--min-seconds 10] [--quick]
 
 Starts two ranks on 127.0.0.1 (this script again, with RANK set). Both join one process group with Gloo for CPU
 tensors and openreg's backend for openreg tensors, and alternate each openreg measurement with its CPU reference:
@@ -17,6 +17,8 @@ import socket
 import subprocess
 import sys
 import time
+
+from alternation import DEFAULT_MIN_SECONDS, DEFAULT_REPEATS, Alternation, alternate
 
 MiB = 2**20
 
@@ -80,8 +82,6 @@ def rank_main(args) -> None:
     device = torch.device("openreg", rank % torch.openreg.device_count())
     torch.openreg.set_device(device)
     dist.init_process_group("cpu:gloo,openreg:openreg", init_method="env://")
-    from alternation import Alternation, alternate
-
     alternation = Alternation(2, 0.0, 2) if args.quick else Alternation(args.repeats, args.min_seconds)
 
     def openreg_sync():
@@ -116,8 +116,8 @@ def rank_main(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5, help="the fewest pairs a measurement takes")
-    parser.add_argument("--min-seconds", type=float, default=6.0,
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="the fewest pairs a measurement takes")
+    parser.add_argument("--min-seconds", type=float, default=DEFAULT_MIN_SECONDS,
                         help="a measurement takes more pairs, up to 1000, until its pairs have taken this long")
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
     args = parser.parse_args()

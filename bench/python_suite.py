@@ -1,6 +1,6 @@
 """openreg against its reference, side by side in one run, on one driver.
 
-    OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 5] [--min-seconds 6] [--quick] [--only NAME]
+    OPENREG_DRIVER=threaded_sim python bench/python_suite.py [--repeats 5] [--min-seconds 10] [--quick] [--only NAME]
 
 Prints one JSON object per measurement on stdout: group, name, kind ("time":
 seconds per call, or "speedup"), reference_name, and the per-pair samples
@@ -28,7 +28,7 @@ import time
 
 import torch
 
-from alternation import Alternation, alternate
+from alternation import DEFAULT_MIN_SECONDS, DEFAULT_REPEATS, Alternation, alternate
 from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, graph_replays,
                    seconds_per_call, small_mlp_adam)
 from reference_process import ReferenceProcess
@@ -160,8 +160,8 @@ def profiling_overhead(calls, alternation):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5, help="the fewest pairs a measurement takes")
-    parser.add_argument("--min-seconds", type=float, default=6.0,
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="the fewest pairs a measurement takes")
+    parser.add_argument("--min-seconds", type=float, default=DEFAULT_MIN_SECONDS,
                         help="a measurement takes more pairs, up to 1000, until its pairs have taken this long")
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
     parser.add_argument("--only", metavar="NAME",

@@ -1,6 +1,6 @@
 """Every openreg benchmark, on every shipped driver, in one table.
 
-    bazel run //bench:all [-- --repeats 5] [-- --min-seconds 6] [-- --quick] [-- --no-write]
+    bazel run //bench:all [-- --repeats 5] [-- --min-seconds 10] [-- --quick] [-- --no-write]
 
 Runs bench/python_suite.py once per driver (compute, allocation, copies,
 training steps of the example and of real models (bench/models.py), the
@@ -29,6 +29,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+from alternation import DEFAULT_MIN_SECONDS, DEFAULT_REPEATS
 
 DRIVERS = ("cpu_sim", "threaded_sim")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -294,7 +296,8 @@ def write_outputs(rows, machine_info, command, root, repeats, min_seconds):
         f"{machine_info['memory_gib']} GiB, {machine_info['os']}, Python {machine_info['python']}, "
         f"torch {machine_info['torch']} ({machine_info['torch_threads']} threads), {machine_info['build']}. "
         "Each ratio is the median over pairs of openreg / reference measured alternately, run by run, at least "
-        f"{repeats} pairs and more, up to 1000, until a row's pairs have taken {min_seconds:g} s (bench/alternation.py); "
+        f"{repeats} pairs and more, up to 1000, until a row's pairs have taken {min_seconds:g} s "
+        "(bench/alternation.py); "
         "CPU eager "
         "is timed in a process that never loads openreg, and the eager openreg step that graph replays and "
         "compiled steps are divided by in one that never replays (bench/reference_process.py) "
@@ -323,8 +326,8 @@ def write_outputs(rows, machine_info, command, root, repeats, min_seconds):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5, help="the fewest pairs a measurement takes")
-    parser.add_argument("--min-seconds", type=float, default=6.0,
+    parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="the fewest pairs a measurement takes")
+    parser.add_argument("--min-seconds", type=float, default=DEFAULT_MIN_SECONDS,
                         help="a Python measurement takes more pairs, up to 1000, until its pairs have taken this long")
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that everything runs")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
@@ -343,8 +346,8 @@ def main():
     if not args.no_write:
         if root is None:
             sys.exit("not run through `bazel run`: pass --no-write, or use `bazel run //bench:all`")
-        options = ([f"--repeats {args.repeats}"] if args.repeats != 5 else []) + (
-            [f"--min-seconds {args.min_seconds:g}"] if args.min_seconds != 6.0 else [])
+        options = ([f"--repeats {args.repeats}"] if args.repeats != DEFAULT_REPEATS else []) + (
+            [f"--min-seconds {args.min_seconds:g}"] if args.min_seconds != DEFAULT_MIN_SECONDS else [])
         command = "bazel run //bench:all" + "".join(f" -- {option}" for option in options)
         write_outputs(rows, machine(), command, root, args.repeats, args.min_seconds)
 
