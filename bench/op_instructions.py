@@ -1,6 +1,6 @@
 """Instructions per tiny op, counted by callgrind: a measure of the per-op path that the machine's load does not move.
 
-    python bench/op_instructions.py [--op add] [--device openreg] [--package DIR] [--driver cpu_sim]
+    python bench/op_instructions.py [--op add] [--device openreg] [--package DIR] [--driver cpu_sim] [--atomics]
 
 Runs the op N1 and N2 times in two fresh processes under `valgrind --tool=callgrind` and prints
 (I(N2) - I(N1)) / (N2 - N1): start-up costs cancel out, what is left is one op and the Python around it. Time
@@ -9,13 +9,21 @@ counts of one build agree within about 150 instructions per op with the default 
 `--counts 2000 42000`. `--device cpu` counts CPU eager in a process that never loads
 openreg, for the same op. `--package DIR` puts a built `torch_openreg` first on the path (as compare_builds.py
 does), to count two builds. Needs valgrind (`apt-get install valgrind`); takes about a minute per count.
+
+`--atomics` also counts the atomic instructions per op (callgrind_atomics.py), by object and, with
+`--by-function`, by function: each costs several plain instructions' time, so a path can match another's
+instruction count and still be slower.
 """
 
 import argparse
+import collections
 import os
 import re
 import subprocess
 import sys
+import tempfile
+
+from callgrind_atomics import count_atomics
 
 OPS = {
     "add": "a + a",
@@ -41,7 +49,8 @@ sync()
 """
 
 
-def instructions(op, device, count, package, driver):
+def profile(op, device, count, package, driver, atomics_by=None):
+    """Instructions of a whole run, and with `atomics_by` ("object" or "function") its atomics by that."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENREG_DRIVER=driver,
                # valgrind cannot reserve the address space of the default device memory.
                OPENREG_DEVICE_MEMORY="256MiB")
@@ -49,13 +58,18 @@ def instructions(op, device, count, package, driver):
         env["PYTHONPATH"] = os.path.abspath(package)
     if device == "cpu":
         env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
-               WORKER.format(expression=OPS[op]), device, str(count)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    found = re.search(r"Collected : (\d+)", result.stderr)
-    if result.returncode != 0 or found is None:
-        sys.exit(f"op_instructions.py: the counted run failed:\n{result.stderr[-2000:]}")
-    return int(found.group(1))
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "callgrind.out") if atomics_by else "/dev/null"
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        if atomics_by:
+            command.append("--dump-instr=yes")
+        command += [sys.executable, "-c", WORKER.format(expression=OPS[op]), device, str(count)]
+        result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        found = re.search(r"Collected : (\d+)", result.stderr)
+        if result.returncode != 0 or found is None:
+            sys.exit(f"op_instructions.py: the counted run failed:\n{result.stderr[-2000:]}")
+        atomics = count_atomics(out, by_function=atomics_by == "function") if atomics_by else collections.Counter()
+    return int(found.group(1)), atomics
 
 
 def main():
@@ -65,13 +79,22 @@ def main():
     parser.add_argument("--package", metavar="DIR", help="a folder holding the torch_openreg build to count")
     parser.add_argument("--driver", default="cpu_sim")
     parser.add_argument("--counts", type=int, nargs=2, default=[2000, 12000], metavar=("N1", "N2"))
+    parser.add_argument("--atomics", action="store_true", help="also count atomic instructions per op, by object")
+    parser.add_argument("--by-function", action="store_true", help="with --atomics: by function")
     args = parser.parse_args()
     low, high = args.counts
     if not 0 <= low < high:
         parser.error(f"--counts needs 0 <= N1 < N2, got {low} {high}")
-    per_op = (instructions(args.op, args.device, high, args.package, args.driver) -
-              instructions(args.op, args.device, low, args.package, args.driver)) / (high - low)
+    atomics_by = ("function" if args.by_function else "object") if args.atomics else None
+    runs = [profile(args.op, args.device, count, args.package, args.driver, atomics_by) for count in (low, high)]
+    per_op = (runs[1][0] - runs[0][0]) / (high - low)
     print(f"{args.op} on {args.device}: {per_op:.0f} instructions per op")
+    if args.atomics:
+        atomics = {key: (runs[1][1][key] - runs[0][1][key]) / (high - low) for key in runs[0][1] | runs[1][1]}
+        print(f"{sum(atomics.values()):.1f} atomic instructions per op")
+        for key, per in sorted(atomics.items(), key=lambda item: -item[1]):
+            if abs(per) >= 0.05:
+                print(f"  {per:6.2f}  {'  '.join(part for part in key if part)}")
 
 
 if __name__ == "__main__":
