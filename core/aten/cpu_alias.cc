@@ -56,7 +56,10 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
   // argument that is also an input is updated in place, never resized).
   if (const ptrdiff_t found = FindTensor(tensor.unsafeGetTensorImpl());
       found >= 0) {
-    return tensors_[found].cpu;
+    // A borrowed alias is alive: the caller holds the one it was given.
+    return at::Tensor(
+        c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::
+            reclaim_copy(tensors_[found].cpu_impl));
   }
   const c10::Storage& storage = tensor.storage();
   ptrdiff_t storage_entry = FindStorage(storage.unsafeGetStorageImpl());
@@ -93,9 +96,10 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
   // Conjugate/Negative keys let through (copies, matmuls) read them.
   if (tensor.is_conj()) alias._set_conj(true);
   if (tensor.is_neg()) alias._set_neg(true);
-  tensors_.push_back(TensorAlias{
-      tensor.unsafeGetTensorImpl(),
-      originals_ == Originals::kHeld ? tensor : at::Tensor(), alias});
+  const bool held = originals_ == Originals::kHeld;
+  tensors_.push_back(TensorAlias{tensor.unsafeGetTensorImpl(),
+                                 held ? tensor : at::Tensor(), alias_impl,
+                                 held ? alias : at::Tensor()});
   IndexEntries(tensors_, tensor_index_, kLinearSearchLimit,
                [](const TensorAlias& entry) { return entry.original_impl; });
   return alias;
@@ -105,7 +109,7 @@ const at::Tensor* CpuAliases::OriginalOf(const at::Tensor& cpu_tensor) const {
   // Asked once per result of the few ops that run synchronously: linear.
   const c10::TensorImpl* impl = cpu_tensor.unsafeGetTensorImpl();
   for (const TensorAlias& entry : tensors_) {
-    if (entry.cpu.unsafeGetTensorImpl() == impl) {
+    if (entry.cpu_impl == impl) {
       return entry.original.defined() ? &entry.original : nullptr;
     }
   }

@@ -36,11 +36,13 @@ namespace openreg {
 
 class CpuAliases {
  public:
-  // Whether the table holds a reference to each original tensor, or only
-  // borrows it: a caller that keeps every original alive while it makes
-  // aliases, and calls ForgetOriginalTensors before letting them go, saves
-  // two atomic reference-count updates per tensor (structured ops, on every
-  // call). OriginalOf needs kHeld.
+  // Whether the table holds a reference to each original tensor and to the
+  // alias it made for it, or only borrows both: a caller that keeps every
+  // original and every alias it was given alive while it makes aliases, and
+  // calls ForgetOriginalTensors before letting any go, saves four atomic
+  // reference-count updates per tensor (structured ops, on every call; an
+  // atomic costs several plain instructions' time, docs/performance.md).
+  // OriginalOf needs kHeld.
   enum class Originals { kHeld, kBorrowed };
 
   // Aliases of openreg tensors, whose devices' execution offsets are
@@ -88,7 +90,8 @@ class CpuAliases {
   struct TensorAlias {
     const c10::TensorImpl* original_impl;
     at::Tensor original;  // undefined when borrowed
-    at::Tensor cpu;
+    c10::TensorImpl* cpu_impl;
+    at::Tensor cpu;  // holds cpu_impl; undefined when borrowed
   };
 
   // Past this many entries a table is also indexed by a hash map: linear

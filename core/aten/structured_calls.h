@@ -132,7 +132,8 @@ inline HeldOptionalTensor HeldArgument(CpuAliases& aliases,
 }
 
 // An empty alias table for openreg device memory, borrowing the original
-// tensors: the call's arguments and outputs outlive it until
+// tensors and their aliases: the call's arguments and outputs, and the
+// aliases Enqueue holds for the impl function, outlive its
 // ForgetOriginalTensors.
 CpuAliases DeviceMemoryAliases();
 
