@@ -1,6 +1,7 @@
 """Instructions per tiny op, counted by callgrind: a measure of the per-op path that the machine's load does not move.
 
-    python bench/op_instructions.py [--op add] [--device openreg] [--package DIR] [--driver cpu_sim] [--atomics]
+    python bench/op_instructions.py [--op add] [--device openreg] [--package DIR] [--driver cpu_sim]
+        [--atomics | --by-function]
 
 Runs the op N1 and N2 times in two fresh processes under `valgrind --tool=callgrind` and prints
 (I(N2) - I(N1)) / (N2 - N1): start-up costs cancel out, what is left is one op and the Python around it. Time
@@ -10,8 +11,8 @@ counts of one build agree within about 150 instructions per op with the default 
 openreg, for the same op. `--package DIR` puts a built `torch_openreg` first on the path (as compare_builds.py
 does), to count two builds. Needs valgrind (`apt-get install valgrind`); takes about a minute per count.
 
-`--atomics` also counts the atomic instructions per op (callgrind_atomics.py), by object and, with
-`--by-function`, by function: each costs several plain instructions' time, so a path can match another's
+`--atomics` also counts the atomic instructions per op (callgrind_atomics.py), by object; `--by-function`
+counts them by function instead: each costs several plain instructions' time, so a path can match another's
 instruction count and still be slower.
 """
 
@@ -80,16 +81,17 @@ def main():
     parser.add_argument("--driver", default="cpu_sim")
     parser.add_argument("--counts", type=int, nargs=2, default=[2000, 12000], metavar=("N1", "N2"))
     parser.add_argument("--atomics", action="store_true", help="also count atomic instructions per op, by object")
-    parser.add_argument("--by-function", action="store_true", help="with --atomics: by function")
+    parser.add_argument("--by-function", action="store_true",
+                        help="also count atomic instructions per op, by function (implies --atomics)")
     args = parser.parse_args()
     low, high = args.counts
     if not 0 <= low < high:
         parser.error(f"--counts needs 0 <= N1 < N2, got {low} {high}")
-    atomics_by = ("function" if args.by_function else "object") if args.atomics else None
+    atomics_by = "function" if args.by_function else "object" if args.atomics else None
     runs = [profile(args.op, args.device, count, args.package, args.driver, atomics_by) for count in (low, high)]
     per_op = (runs[1][0] - runs[0][0]) / (high - low)
     print(f"{args.op} on {args.device}: {per_op:.0f} instructions per op")
-    if args.atomics:
+    if atomics_by:
         atomics = {key: (runs[1][1][key] - runs[0][1][key]) / (high - low) for key in runs[0][1] | runs[1][1]}
         print(f"{sum(atomics.values()):.1f} atomic instructions per op")
         for key, per in sorted(atomics.items(), key=lambda item: -item[1]):

@@ -1,8 +1,5 @@
 """bench/alternation.py: how many pairs a measurement takes, and in what order it takes them."""
 
-import os
-import sys
-
 import pytest
 
 from alternation import Alternation, alternate
@@ -71,9 +68,3 @@ def test_a_policy_that_cannot_be_followed_is_refused(arguments, message):
     with pytest.raises(ValueError, match=message):
         Alternation(**arguments)
 
-
-if __name__ == "__main__":
-    arguments = [__file__, "-q", "-p", "no:cacheprovider"]
-    if os.environ.get("XML_OUTPUT_FILE"):
-        arguments += ["--junitxml", os.environ["XML_OUTPUT_FILE"]]
-    sys.exit(pytest.main(arguments))

@@ -1,8 +1,6 @@
 """bench/callgrind_atomics.py: which instructions are atomic, and how often a profile executed them."""
 
-import os
 import struct
-import sys
 
 import pytest
 
@@ -76,9 +74,3 @@ def test_objects_that_cannot_be_read_are_skipped(tmp_path):
     profile.write_text(f"ob=(1) {tmp_path / 'gone.so'}\nfn=(1) f\n0x10 0 5\n")
     assert count_atomics(profile) == {}
 
-
-if __name__ == "__main__":
-    arguments = [__file__, "-q", "-p", "no:cacheprovider"]
-    if os.environ.get("XML_OUTPUT_FILE"):
-        arguments += ["--junitxml", os.environ["XML_OUTPUT_FILE"]]
-    sys.exit(pytest.main(arguments))

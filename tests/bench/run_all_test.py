@@ -1,10 +1,6 @@
 """bench/run_all.py: the spread it reports and the results file it writes."""
 
 import json
-import os
-import sys
-
-import pytest
 
 from run_all import results_json, spread
 
@@ -26,9 +22,3 @@ def test_results_keep_every_sample_to_four_significant_digits_one_line_per_list(
                                           "reference": [1e-06]}]}
     assert '"openreg": [1.235e-06, 2.5e-06],' in text.splitlines()[4]
 
-
-if __name__ == "__main__":
-    arguments = [__file__, "-q", "-p", "no:cacheprovider"]
-    if os.environ.get("XML_OUTPUT_FILE"):
-        arguments += ["--junitxml", os.environ["XML_OUTPUT_FILE"]]
-    sys.exit(pytest.main(arguments))

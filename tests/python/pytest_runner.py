@@ -1,7 +1,9 @@
-"""Runs one pytest file against one driver: pytest_runner.py DRIVER TEST_FILE.
+"""Runs one pytest file, against one driver or none: pytest_runner.py [DRIVER] TEST_FILE.
 
-Sets OPENREG_DRIVER before anything imports torch, and writes JUnit XML where
-Bazel asks for it so .ci/run can count test cases.
+With a driver, sets OPENREG_DRIVER before anything imports torch; without one
+(tests of code that needs no device, such as the benchmark harness's), leaves
+the environment alone. Writes JUnit XML where Bazel asks for it so .ci/run can
+count test cases.
 """
 
 import os
@@ -9,11 +11,15 @@ import sys
 
 
 def main() -> int:
-    driver, test_file = sys.argv[1], sys.argv[2]
-    os.environ["OPENREG_DRIVER"] = driver
+    if len(sys.argv) not in (2, 3):
+        sys.exit(f"usage: pytest_runner.py [DRIVER] TEST_FILE; got {len(sys.argv) - 1} arguments: {sys.argv[1:]}")
+    *driver, test_file = sys.argv[1:]
+    args = [test_file, "-q", "-p", "no:cacheprovider"]
+    if driver:
+        os.environ["OPENREG_DRIVER"] = driver[0]
+        args += ["-o", f"junit_suite_name={driver[0]}"]
     import pytest
 
-    args = [test_file, "-q", "-p", "no:cacheprovider", "-o", f"junit_suite_name={driver}"]
     xml_output = os.environ.get("XML_OUTPUT_FILE")
     if xml_output:
         args += ["--junitxml", xml_output]
