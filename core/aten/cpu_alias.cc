@@ -70,16 +70,21 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
     alias = CpuAliasPool::ForThisThread().Take(
         ExecutionAddress(storage), storage.nbytes(), tensor.dtype(),
         /*first_of_call=*/storages_.empty());
-    storages_.push_back(StorageAlias{storage, alias.storage()});
+    const c10::Storage& cpu_storage = alias.storage();
+    storages_.push_back(StorageAlias{
+        storage, cpu_storage.unsafeGetStorageImpl(),
+        originals_ == Originals::kHeld ? cpu_storage : c10::Storage()});
     IndexEntries(storages_, storage_index_, kLinearSearchLimit,
                  [](const StorageAlias& entry) {
                    return entry.original.unsafeGetStorageImpl();
                  });
   } else {
     // Another view of a storage aliased already: a fresh tensor over the
-    // same CPU storage.
+    // same CPU storage, alive (when borrowed) through the caller's alias of
+    // the first view.
     alias = at::detail::make_tensor<c10::TensorImpl>(
-        c10::Storage(storages_[storage_entry].cpu),
+        c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(
+            storages_[storage_entry].cpu_impl)),
         c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
   }
   c10::TensorImpl* alias_impl = alias.unsafeGetTensorImpl();
@@ -121,7 +126,7 @@ const c10::Storage* CpuAliases::OriginalStorageOf(
   const c10::StorageImpl* cpu_storage =
       cpu_tensor.storage().unsafeGetStorageImpl();
   for (const StorageAlias& alias : storages_) {
-    if (alias.cpu.unsafeGetStorageImpl() == cpu_storage) return &alias.original;
+    if (alias.cpu_impl == cpu_storage) return &alias.original;
   }
   return nullptr;
 }

@@ -36,13 +36,15 @@ namespace openreg {
 
 class CpuAliases {
  public:
-  // Whether the table holds a reference to each original tensor and to the
-  // alias it made for it, or only borrows both: a caller that keeps every
-  // original and every alias it was given alive while it makes aliases, and
-  // calls ForgetOriginalTensors before letting any go, saves four atomic
-  // reference-count updates per tensor (structured ops, on every call; an
-  // atomic costs several plain instructions' time, docs/performance.md).
-  // OriginalOf needs kHeld.
+  // Whether the table holds a reference to each original tensor, to the
+  // alias it made for it and to that alias's CPU storage, or only borrows
+  // them: a caller that keeps every original and every alias it was given
+  // alive for as long as it uses the table, and calls ForgetOriginalTensors
+  // before letting any original go, saves four atomic reference-count
+  // updates per tensor and two per storage (structured ops, on every call;
+  // an atomic costs several plain instructions' time, docs/performance.md).
+  // The original storages are held either way: they keep the memory alive
+  // for the enqueued work. OriginalOf needs kHeld.
   enum class Originals { kHeld, kBorrowed };
 
   // Aliases of openreg tensors, whose devices' execution offsets are
@@ -85,7 +87,8 @@ class CpuAliases {
  private:
   struct StorageAlias {
     c10::Storage original;
-    c10::Storage cpu;
+    c10::StorageImpl* cpu_impl;
+    c10::Storage cpu;  // holds cpu_impl; undefined when borrowed
   };
   struct TensorAlias {
     const c10::TensorImpl* original_impl;

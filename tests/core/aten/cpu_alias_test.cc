@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 namespace openreg {
 namespace {
@@ -98,6 +99,31 @@ TEST_F(CpuAliasesTest, OnlyAHoldingTableKeepsAReferenceToTheAlias) {
     const size_t with_table = alias.use_count();
     aliases.ForgetOriginalTensors();
     EXPECT_EQ(alias.use_count(), with_table);
+  }
+}
+
+// The same for the alias's CPU storage, which a holding table keeps until it
+// is destroyed.
+TEST_F(CpuAliasesTest, OnlyAHoldingTableKeepsAReferenceToTheCpuStorage) {
+  const at::Tensor tensor = OpenregTensor();
+  for (CpuAliases::Originals originals :
+       {CpuAliases::Originals::kHeld, CpuAliases::Originals::kBorrowed}) {
+    std::optional<CpuAliases> aliases(std::in_place, execution_offsets_,
+                                      originals);
+    const at::Tensor alias = aliases->Alias(tensor);
+    // A second view is made over the first one's CPU storage.
+    const at::Tensor corner = aliases->Alias(OpenregTensor(/*offset=*/10));
+    EXPECT_EQ(corner.storage().unsafeGetStorageImpl(),
+              alias.storage().unsafeGetStorageImpl());
+    const c10::Storage* original = aliases->OriginalStorageOf(corner);
+    ASSERT_NE(original, nullptr);
+    EXPECT_EQ(original->unsafeGetStorageImpl(),
+              storage_.unsafeGetStorageImpl());
+    const size_t with_table = alias.storage().use_count();
+    aliases.reset();
+    const size_t table_references = with_table - alias.storage().use_count();
+    EXPECT_EQ(table_references,
+              originals == CpuAliases::Originals::kHeld ? 1u : 0u);
   }
 }
 
