@@ -19,7 +19,7 @@ inline constexpr int64_t kDefaultAdversarialMaxDelayMicros = 1000;
 inline constexpr int64_t kMaxAdversarialMaxDelayMicros = 1000000;
 inline constexpr int64_t kDefaultIdleReleaseMillis = 50;
 inline constexpr int64_t kMaxIdleReleaseMillis = 3600000;
-inline constexpr int64_t kDefaultQueueDepth = 1024;
+inline constexpr int64_t kDefaultQueueDepth = 256;
 inline constexpr int64_t kMaxQueueDepth = 1 << 20;
 
 struct DriverOptions {

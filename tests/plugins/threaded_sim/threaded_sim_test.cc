@@ -200,6 +200,10 @@ class ThreadedSimTest : public ::testing::Test {
     ASSERT_NE(context_, nullptr);
   }
 
+  // Checks that a user thread's launch waits once `depth` items fill a
+  // stream of a context made with `options`.
+  void ExpectLaunchWaitsWhenFull(const char* options, int depth);
+
   openreg_stream NewStream(int32_t device, int32_t priority = 0) {
     openreg_stream stream = nullptr;
     EXPECT_EQ(api_->stream_create(context_, device, priority, &stream),
@@ -381,32 +385,44 @@ TEST_F(ThreadedSimTest, LaunchReturnsBeforeTheWorkRuns) {
 
 // Note [Queue depth]: a user thread that fills the stream waits for room;
 // once the stream drains, every launch has returned and every item ran.
-TEST_F(ThreadedSimTest, LaunchWaitsWhileTheStreamIsFull) {
-  Init("queue_depth=4");
+// `options` selects a stream depth of `depth`.
+void ThreadedSimTest::ExpectLaunchWaitsWhenFull(const char* options,
+                                                int depth) {
+  Init(options);
   openreg_stream stream = NewStream(0);
   Blocker blocker;
   blocker.Launch(context_, stream);  // item 1 holds the stream
-  constexpr int kItems = 10;
+  const int items = depth + 6;
   std::atomic<int> returned{0};
   std::atomic<int> counter{0};
   std::thread producer([&] {
-    for (int i = 0; i < kItems; ++i) {
+    for (int i = 0; i < items; ++i) {
       EXPECT_EQ(api_->launch_host_func(context_, stream, Count, &counter),
                 OPENREG_SUCCESS);
       ++returned;
     }
   });
-  // Items 2-4 fill the stream; the fourth launch waits for room. Waiting a
-  // little longer cannot make a correct driver fail this check; a driver
-  // without the bound fails it unless the producer is slower than 200 ms.
-  while (returned.load() < 3) std::this_thread::yield();
+  // Items 2 to `depth` fill the stream; the next launch waits for room.
+  // Waiting a little longer cannot make a correct driver fail this check; a
+  // driver without the bound fails it unless the producer is slower than
+  // 200 ms.
+  while (returned.load() < depth - 1) std::this_thread::yield();
   std::this_thread::sleep_for(milliseconds(200));
-  EXPECT_EQ(returned.load(), 3);
+  EXPECT_EQ(returned.load(), depth - 1);
   EXPECT_EQ(counter.load(), 0);
   blocker.Release();
   producer.join();
   ASSERT_EQ(api_->stream_synchronize(context_, stream), OPENREG_SUCCESS);
-  EXPECT_EQ(counter.load(), kItems);
+  EXPECT_EQ(counter.load(), items);
+}
+
+TEST_F(ThreadedSimTest, LaunchWaitsWhileTheStreamIsFull) {
+  ExpectLaunchWaitsWhenFull("queue_depth=4", 4);
+}
+
+// The default depth (docs/configuration.md).
+TEST_F(ThreadedSimTest, StreamsHold256ItemsByDefault) {
+  ExpectLaunchWaitsWhenFull("", 256);
 }
 
 // Several user threads waiting for room at once all get it: the worker
