@@ -23,11 +23,11 @@
 // (the core keeps each op's tensors alive until the op has run) would pile
 // up: a recurrent network's training loop reserved 1.5 GiB after five steps
 // and spent most of its time faulting in fresh pages. The default depth, 256,
-// is the shallowest that measured no slower than 1024 on the bench's models
-// (64 slowed the LSTM's step: its host then wakes several times a step, each
-// time taking a core from the worker's OpenMP team) and holds 2-3x less
-// memory at their peak (docs/performance.md, "Memory kept by queued work").
-// An enqueue from a user
+// measured no slower than 1024 on the bench's models and holds 2-3x less
+// memory at their peak; 128 once came out slower on the ResNet step, and 64
+// slowed the LSTM's (its host then wakes several times a step, each time
+// taking a core from the worker's OpenMP team). docs/performance.md, "Memory
+// kept by queued work". An enqueue from a user
 // thread that finds the stream full waits until half of it has drained, so
 // a producer that is faster than the worker waits once per depth/2 items,
 // not once per item, and the worker wakes it once that point is reached,

@@ -67,4 +67,3 @@ def test_the_agreed_count_replaces_this_process_s_own():
 def test_a_policy_that_cannot_be_followed_is_refused(arguments, message):
     with pytest.raises(ValueError, match=message):
         Alternation(**arguments)
-

@@ -73,4 +73,3 @@ def test_objects_that_cannot_be_read_are_skipped(tmp_path):
     profile = tmp_path / "callgrind.out"
     profile.write_text(f"ob=(1) {tmp_path / 'gone.so'}\nfn=(1) f\n0x10 0 5\n")
     assert count_atomics(profile) == {}
-

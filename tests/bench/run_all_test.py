@@ -21,4 +21,3 @@ def test_results_keep_every_sample_to_four_significant_digits_one_line_per_list(
     assert json.loads(text) == {"rows": [{"name": "add, 16 floats [x]", "openreg": [1.235e-06, 2.5e-06],
                                           "reference": [1e-06]}]}
     assert '"openreg": [1.235e-06, 2.5e-06],' in text.splitlines()[4]
-
