@@ -47,7 +47,7 @@ ptrdiff_t CpuAliases::FindTensor(const c10::TensorImpl* impl) const {
 ptrdiff_t CpuAliases::FindStorage(const c10::StorageImpl* impl) const {
   return Find(storages_, impl, storage_index_, kLinearSearchLimit,
               [](const StorageAlias& entry) {
-                return entry.original.unsafeGetStorageImpl();
+                return entry.original_impl;
               });
 }
 
@@ -72,11 +72,13 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
         /*first_of_call=*/storages_.empty());
     const c10::Storage& cpu_storage = alias.storage();
     storages_.push_back(StorageAlias{
-        storage, cpu_storage.unsafeGetStorageImpl(),
+        storage.unsafeGetStorageImpl(),
+        NeedsNoReference(storage) ? c10::Storage() : storage,
+        cpu_storage.unsafeGetStorageImpl(),
         originals_ == Originals::kHeld ? cpu_storage : c10::Storage()});
     IndexEntries(storages_, storage_index_, kLinearSearchLimit,
                  [](const StorageAlias& entry) {
-                   return entry.original.unsafeGetStorageImpl();
+                   return entry.original_impl;
                  });
   } else {
     // Another view of a storage aliased already: a fresh tensor over the
@@ -110,6 +112,11 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
   return alias;
 }
 
+bool CpuAliases::NeedsNoReference(const c10::Storage& storage) const {
+  return work_stream_.ordered_on != nullptr &&
+         work_stream_.ordered_on(storage, work_stream_.stream);
+}
+
 const at::Tensor* CpuAliases::OriginalOf(const at::Tensor& cpu_tensor) const {
   // Asked once per result of the few ops that run synchronously: linear.
   const c10::TensorImpl* impl = cpu_tensor.unsafeGetTensorImpl();
@@ -126,7 +133,9 @@ const c10::Storage* CpuAliases::OriginalStorageOf(
   const c10::StorageImpl* cpu_storage =
       cpu_tensor.storage().unsafeGetStorageImpl();
   for (const StorageAlias& alias : storages_) {
-    if (alias.cpu_impl == cpu_storage) return &alias.original;
+    if (alias.cpu_impl == cpu_storage) {
+      return alias.original ? &alias.original : nullptr;
+    }
   }
   return nullptr;
 }

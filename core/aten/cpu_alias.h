@@ -31,8 +31,20 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg {
+
+// Which original storages a CpuAliases table need not hold: those whose
+// memory is stream-ordered on `stream`, the stream the work using the
+// aliases is enqueued on, as `ordered_on` tells (OrderedOnStream in
+// core/torch_runtime/device_allocator.h). A free of such memory only lets
+// later work on that stream reuse it (Note [Stream-ordered reuse],
+// core/runtime/memory/device_memory_pool.h). The default holds them all.
+struct WorkStreamOrder {
+  openreg_stream stream = nullptr;
+  bool (*ordered_on)(const c10::Storage&, openreg_stream) = nullptr;
+};
 
 class CpuAliases {
  public:
@@ -43,16 +55,20 @@ class CpuAliases {
   // before letting any original go, saves four atomic reference-count
   // updates per tensor and two per storage (structured ops, on every call;
   // an atomic costs several plain instructions' time, docs/performance.md).
-  // The original storages are held either way: they keep the memory alive
-  // for the enqueued work. OriginalOf needs kHeld.
+  // The original storages are held either way, keeping the memory alive for
+  // the enqueued work, except those stream-ordered on the work's stream
+  // (below). OriginalOf needs kHeld.
   enum class Originals { kHeld, kBorrowed };
 
   // Aliases of openreg tensors, whose devices' execution offsets are
   // `execution_offsets` (Runtime::execution_offsets(), by device index; the
   // runtime lives for the rest of the process).
   explicit CpuAliases(absl::Span<const intptr_t> execution_offsets,
-                      Originals originals = Originals::kHeld)
-      : execution_offsets_(execution_offsets), originals_(originals) {}
+                      Originals originals = Originals::kHeld,
+                      WorkStreamOrder work_stream = {})
+      : execution_offsets_(execution_offsets),
+        originals_(originals),
+        work_stream_(work_stream) {}
 
   // Where aliases see the first byte of `storage`, an openreg storage: its
   // device address plus its device's offset (NULL stays NULL: an empty
@@ -74,7 +90,8 @@ class CpuAliases {
   // and held (Originals::kHeld).
   const at::Tensor* OriginalOf(const at::Tensor& cpu_tensor) const;
 
-  // The openreg storage whose alias holds `cpu_tensor`'s storage, if any.
+  // The openreg storage whose alias holds `cpu_tensor`'s storage, if any and
+  // held.
   const c10::Storage* OriginalStorageOf(const at::Tensor& cpu_tensor) const;
 
   // Drops the references to the original openreg tensors and keeps their
@@ -86,7 +103,8 @@ class CpuAliases {
 
  private:
   struct StorageAlias {
-    c10::Storage original;
+    const c10::StorageImpl* original_impl;
+    c10::Storage original;  // undefined when stream-ordered on work_stream_
     c10::StorageImpl* cpu_impl;
     c10::Storage cpu;  // holds cpu_impl; undefined when borrowed
   };
@@ -103,11 +121,14 @@ class CpuAliases {
 
   // The entry of `tensors_` whose original is `impl`, or -1.
   ptrdiff_t FindTensor(const c10::TensorImpl* impl) const;
+  // Whether the work's stream orders `storage`'s memory (WorkStreamOrder).
+  bool NeedsNoReference(const c10::Storage& storage) const;
   // The entry of `storages_` whose original is `impl`, or -1.
   ptrdiff_t FindStorage(const c10::StorageImpl* impl) const;
 
   absl::Span<const intptr_t> execution_offsets_;
   Originals originals_;
+  WorkStreamOrder work_stream_;
   absl::InlinedVector<StorageAlias, 4> storages_;
   absl::InlinedVector<TensorAlias, 4> tensors_;
   // Original impl -> index, filled only past kLinearSearchLimit entries.

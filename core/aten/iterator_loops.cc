@@ -90,14 +90,15 @@ class IteratorOperands : public at::TensorIteratorBase {
 }  // namespace
 
 void HoldStoragesInsteadOfTensors(
-    at::TensorIteratorBase& iter,
+    at::TensorIteratorBase& iter, openreg_stream work_stream,
     c10::SmallVectorImpl<c10::Storage>* storages) {
   for (at::OperandInfo& operand : IteratorOperands::Of(iter)) {
     if (!operand.device.has_value() ||
         operand.device->type() != c10::DeviceType::PrivateUse1) {
       continue;
     }
-    storages->push_back(operand.tensor_base().storage());
+    const c10::Storage& storage = operand.tensor_base().storage();
+    if (!OrderedOnStream(storage, work_stream)) storages->push_back(storage);
     operand.tensor(c10::MaybeOwned<at::TensorBase>::owned(std::in_place));
   }
 }

@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "core/aten/cpu_fallback.h"
+#include "core/torch_runtime/device_allocator.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
 
@@ -88,16 +89,23 @@ class FreshOutputIterator final : public at::TensorIteratorBase {
 // the work holds the operand's storage instead. CPU scalar operands keep
 // their tensors: host memory the loop reads, with no Python object.
 //
+// The storage of an operand whose memory is stream-ordered on the loop's
+// stream is not held either: a free only lets later work on that stream
+// reuse it (Note [Stream-ordered reuse]). So a loop of ops on results
+// Python drops at once reuses the same few blocks.
+//
 // Replaces every openreg operand's tensor in `iter` by an undefined one and
-// appends the operand's storage to `storages`.
+// appends the operand's storage to `storages`, unless it is stream-ordered
+// on `work_stream` (StreamOrderingWork).
 void HoldStoragesInsteadOfTensors(at::TensorIteratorBase& iter,
+                                  openreg_stream work_stream,
                                   c10::SmallVectorImpl<c10::Storage>* storages);
 
 // The work EnqueueLoop enqueues: an iterator and the loop that runs over it,
-// and the storages of the iterator's openreg operands (Note [Queued loops
-// hold storages, not tensors]). The iterator is built inside the work's
-// record (several hundred bytes of inline vectors, which a move would copy),
-// so the op allocates once and moves nothing.
+// and the storages of the iterator's openreg operands that the stream does
+// not order (Note [Queued loops hold storages, not tensors]). The iterator is
+// built inside the work's record (several hundred bytes of inline vectors,
+// which a move would copy), so the op allocates once and moves nothing.
 template <typename Iterator, typename Loop>
 struct LoopWork {
   explicit LoopWork(Loop loop) : loop(std::move(loop)) {}
@@ -136,7 +144,8 @@ at::Tensor EnqueueLoop(c10::DeviceIndex device, const char* op_name,
     iter.unsafe_replace_operand(i,
                                 static_cast<char*>(iter.data_ptr(i)) + offset);
   }
-  HoldStoragesInsteadOfTensors(iter, &record->work().storages);
+  HoldStoragesInsteadOfTensors(iter, StreamOrderingWork(record->stream),
+                               &record->work().storages);
   EnqueueRecord(std::move(record));
   return result;
 }

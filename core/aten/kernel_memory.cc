@@ -123,7 +123,9 @@ c10::DataPtr KernelMemoryRouter::allocate(size_t size) {
     }
   }
   c10::DataPtr data = AllocateDeviceMemory(kernel_device, size);
-  void* ptr = data.release_context();
+  // Freed by its address from here on (RoutedFree): the context goes.
+  void* ptr = data.get();
+  data.release_context();
   if (ptr != nullptr) {
     ptr = static_cast<char*>(ptr) + kernel_offset;
     Registry().Add(ptr, {kernel_offset, /*lent=*/false, c10::Storage()});

@@ -4,6 +4,7 @@
 
 #include "core/aten/argument_devices.h"
 #include "core/aten/native_ops.h"
+#include "core/torch_runtime/device_allocator.h"
 #include "core/torch_runtime/runtime_accessor.h"
 
 namespace openreg {
@@ -82,9 +83,10 @@ void StructuredOutput::Set(at::IntArrayRef sizes, at::IntArrayRef strides,
   }
 }
 
-CpuAliases DeviceMemoryAliases() {
+CpuAliases DeviceMemoryAliases(openreg_stream stream) {
   return CpuAliases(RuntimeOrThrow().execution_offsets(),
-                    CpuAliases::Originals::kBorrowed);
+                    CpuAliases::Originals::kBorrowed,
+                    {StreamOrderingWork(stream), &OrderedOnStream});
 }
 
 }  // namespace openreg

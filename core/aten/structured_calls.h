@@ -37,6 +37,8 @@
 
 #include "core/aten/cpu_alias.h"
 #include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_stream.h"
+#include "core/torch_runtime/work_record.h"
 
 namespace openreg {
 
@@ -134,8 +136,9 @@ inline HeldOptionalTensor HeldArgument(CpuAliases& aliases,
 // An empty alias table for openreg device memory, borrowing the original
 // tensors and their aliases: the call's arguments and outputs, and the
 // aliases Enqueue holds for the impl function, outlive its
-// ForgetOriginalTensors.
-CpuAliases DeviceMemoryAliases();
+// ForgetOriginalTensors. It holds only the storages that work enqueued on
+// `stream` must own (WorkStreamOrder).
+CpuAliases DeviceMemoryAliases(openreg_stream stream);
 
 // One call of the structured op whose CPU implementation is `Impl` (ATen's
 // at::native::structured_<op>_out_cpu or structured_<op>_out, derived from
@@ -178,20 +181,23 @@ class StructuredCall final : public Impl {
   }
 
   // Enqueues the impl function on `args` and the outputs, on CPU aliases.
-  // The closure keeps the openreg storages (so the memory outlives the work)
-  // but not the openreg tensors, whose Python objects may then be freed.
+  // The closure keeps the openreg storages the stream does not order (so
+  // the memory outlives the work) but not the openreg tensors, whose Python
+  // objects may then be freed.
   template <typename... Args>
   void Enqueue(const char* op_name, const Args&... args) {
-    CpuAliases aliases = DeviceMemoryAliases();
+    const c10::DeviceIndex device = outputs_[0].tensor().device().index();
+    const openreg_stream stream = CurrentDriverStream(device);
+    CpuAliases aliases = DeviceMemoryAliases(stream);
     auto held = std::tuple_cat(
         std::make_tuple(HeldArgument(aliases, args)...),
         AliasesOfOutputs(aliases, std::make_index_sequence<kOutputs>()));
     aliases.ForgetOriginalTensors();
-    // Built in place in the work's record: the alias table and the held
-    // arguments are moved once, and the op allocates once.
-    EnqueueInPlaceOnCurrentStream<ImplWork<decltype(held)>>(
-        outputs_[0].tensor().device().index(), op_name, std::move(aliases),
-        std::move(held));
+    // Built in place in the work's record (Note [One allocation per piece of
+    // work]): the alias table and the held arguments are moved once, and the
+    // op allocates once.
+    EnqueueRecord(MakeWorkRecord<ImplWork<decltype(held)>>(
+        op_name, device, stream, std::move(aliases), std::move(held)));
   }
 
  private:

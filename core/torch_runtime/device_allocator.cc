@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "core/runtime/memory/block.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
 #include "core/torch_runtime/memory_stats_to_torch.h"
@@ -14,6 +15,15 @@
 
 namespace openreg {
 namespace {
+
+// Frees a DataPtr of AllocateDeviceMemory, whose context is its block.
+void FreeDeviceBlock(void* context) {
+  if (context == nullptr) return;
+  // Not started: a forked child, where the parent's memory is not ours.
+  Runtime* runtime = Runtime::IfStarted();
+  if (runtime == nullptr) return;
+  runtime->device_memory().Free(static_cast<Block*>(context));
+}
 
 // The runtime if it exists and `device` is valid; nullptr if it does not
 // exist yet; throws for an invalid device.
@@ -51,16 +61,38 @@ c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
   };
   // During capture the graph's private pool serves the capturing stream.
   const std::optional<PrivatePoolId> pool = CapturePoolOf(device);
-  void* data = ValueOrThrow(
+  // Inside work, the allocation happens where the stream's execution is,
+  // behind the host: it takes settled memory (Note [Stream-ordered reuse]).
+  const openreg_stream stream =
+      InsideEnqueuedWork() ? nullptr : CurrentDriverStream(device);
+  Block* block = ValueOrThrow(
       pool.has_value()
           ? runtime.device_memory().AllocateFromPrivatePool(device, *pool, size,
                                                             reclaim)
-          : runtime.device_memory().Allocate(device, size, reclaim));
-  return c10::DataPtr(data, data, &FreeDeviceMemory, OpenRegDevice(device));
+          : runtime.device_memory().Allocate(device, size, reclaim, stream));
+  return c10::DataPtr(block->ptr, block, &FreeDeviceBlock,
+                      OpenRegDevice(device));
+}
+
+openreg_stream StreamOrderingWork(openreg_stream stream) {
+  return IsCapturing(stream) ? nullptr : stream;
+}
+
+bool OrderedOnStream(const c10::Storage& storage, openreg_stream stream) {
+  const c10::DataPtr& data = storage.data_ptr();
+  // The block is allocated for as long as the storage holds it, and its
+  // stream is set before the DataPtr exists and unchanged until the free.
+  return stream != nullptr && data.get_deleter() == &FreeDeviceBlock &&
+         static_cast<const Block*>(data.get_context())->stream == stream;
 }
 
 c10::DeleterFnPtr DeviceAllocator::raw_deleter() const {
   return &FreeDeviceMemory;
+}
+
+bool DeviceAllocator::is_simple_data_ptr(const c10::DataPtr& data_ptr) const {
+  return data_ptr.get_deleter() != &FreeDeviceBlock &&
+         data_ptr.get() == data_ptr.get_context();
 }
 
 void DeviceAllocator::copy_data(void* dest, const void* src,

@@ -8,8 +8,11 @@
 #define OPENREG_CORE_TORCH_RUNTIME_DEVICE_ALLOCATOR_H_
 
 #include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Storage.h>
 
 #include <utility>
+
+#include "driver_abi/openreg_driver.h"
 
 namespace openreg {
 
@@ -18,6 +21,9 @@ class DeviceAllocator final : public c10::DeviceAllocator {
   // Memory on the calling thread's current device.
   c10::DataPtr allocate(size_t size) override;
   c10::DeleterFnPtr raw_deleter() const override;
+  // Storages' DataPtrs carry their block as context (for OrderedOnStream):
+  // none is a plain pointer.
+  bool is_simple_data_ptr(const c10::DataPtr& data_ptr) const override;
   void copy_data(void* dest, const void* src, std::size_t count) const override;
 
   // Whether the runtime exists; statistics of a runtime that does not are
@@ -40,10 +46,25 @@ DeviceAllocator& GetDeviceAllocator();
 // `size` bytes of device memory on `device`, freed by the DataPtr. Throws
 // torch.OutOfMemoryError with an actionable message when the device is
 // full even after releasing the cache and waiting for queued work.
+// Allocated from the host, outside capture, the memory is stream-ordered on
+// the current stream (Note [Stream-ordered reuse]); the DataPtr's context is
+// then the allocator's block, not the address.
 c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size);
 
-// Frees memory from AllocateDeviceMemory; never throws (a deleter).
+// Frees device memory by its address; never throws (a deleter). For memory
+// whose DataPtr was taken apart (the raw deleter, kernel allocations).
 void FreeDeviceMemory(void* ptr);
+
+// The stream on which work enqueued now on `stream` need not own
+// stream-ordered memory (OrderedOnStream): `stream` itself, or null while it
+// captures, since a graph's work runs at replays, after any free, so it owns
+// everything it uses.
+openreg_stream StreamOrderingWork(openreg_stream stream);
+
+// Whether `storage`'s memory is stream-ordered on `stream` (not null): work
+// enqueued on `stream` needs no reference to it, because a free only lets
+// later work on `stream` reuse it. Work on any other stream must own it.
+bool OrderedOnStream(const c10::Storage& storage, openreg_stream stream);
 
 }  // namespace openreg
 

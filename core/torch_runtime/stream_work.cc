@@ -377,8 +377,12 @@ void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
 void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
   ForbidWhileCapturing(device, stream, "synchronizing a capturing stream");
   ReleaseHostWorkersBeforeWaiting();
-  const absl::Status status =
-      RuntimeForDevice(device).driver().StreamSynchronize(stream);
+  Runtime& runtime = RuntimeForDevice(device);
+  DeviceMemoryPool& memory = runtime.device_memory().pool(device);
+  const uint64_t freed_before = memory.SettleToken();
+  const absl::Status status = runtime.driver().StreamSynchronize(stream);
+  // Memory freed on the stream before the wait is now reusable anywhere.
+  if (status.ok()) memory.Settle(stream, freed_before);
   ReleaseCompletedWork();
   ThrowIfFailed(status, device, stream);
 }
@@ -395,8 +399,11 @@ bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
 void SynchronizeDevice(c10::DeviceIndex device) {
   ForbidWhileCapturing(device, /*stream=*/nullptr, "device synchronize");
   ReleaseHostWorkersBeforeWaiting();
-  const absl::Status status =
-      RuntimeForDevice(device).driver().DeviceSynchronize(device);
+  Runtime& runtime = RuntimeForDevice(device);
+  DeviceMemoryPool& memory = runtime.device_memory().pool(device);
+  const uint64_t freed_before = memory.SettleToken();
+  const absl::Status status = runtime.driver().DeviceSynchronize(device);
+  if (status.ok()) memory.Settle(/*stream=*/nullptr, freed_before);
   ReleaseCompletedWork();
   ThrowIfFailed(status, device, /*stream=*/nullptr);
 }

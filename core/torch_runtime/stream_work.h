@@ -2,10 +2,15 @@
 //
 // All work reaches a device as a host function launched on a stream, the
 // driver's one execution primitive. The core wraps each piece of work in a
-// heap object that owns everything the work touches (the tensors and storages
-// it reads and writes), so memory cannot be freed and handed out again before
+// heap object that owns what the work touches (the tensors and storages it
+// reads and writes), so memory cannot be freed and handed out again before
 // the work has run, even when Python drops its tensors right after
-// enqueueing. Once the driver has run the work, the object comes back to the
+// enqueueing. Memory stream-ordered on the work's own stream needs no owner:
+// once freed it serves only later work on that stream until the stream has
+// caught up (Note [Stream-ordered reuse], device_memory_pool.h), so the
+// structured ops and TensorIterator loops, the ops every step runs, do not
+// hold it (OrderedOnStream, device_allocator.h). Once the driver has run the
+// work, the object comes back to the
 // core and is destroyed on a user thread: by the launching thread as soon as
 // the launch returns if the driver ran it before returning (a synchronous
 // driver), otherwise the next time any thread enqueues work or synchronizes.
@@ -59,17 +64,6 @@ void EnqueueOnCurrentStream(c10::DeviceIndex device, absl::string_view op_name,
 
 // EnqueueWork of a record built by MakeWorkRecord, on the record's stream.
 void EnqueueRecord(std::unique_ptr<WorkRecord> record);
-
-// EnqueueOnCurrentStream of a `Work` built from `args` inside the work's own
-// record: for the ops every step runs (Note [One allocation per piece of
-// work]).
-template <typename Work, typename... Args>
-void EnqueueInPlaceOnCurrentStream(c10::DeviceIndex device,
-                                   absl::string_view op_name, Args&&... args) {
-  EnqueueRecord(MakeWorkRecord<Work>(op_name, device,
-                                     CurrentDriverStream(device),
-                                     std::forward<Args>(args)...));
-}
 
 // Runs `work` on the current stream of `device` and waits for it: for work
 // whose results the calling thread needs at once (ops whose output shapes

@@ -298,15 +298,16 @@ def test_pinned_memory_is_cached():
 @pytest.mark.skipif(torch.openreg.driver_info().name != "threaded_sim",
                     reason="only an asynchronous driver has work queued when an allocation is made")
 def test_allocation_waits_for_queued_work_that_holds_memory():
-    # Queued work owns the memory it uses; adversarial delays keep it queued
-    # when the next allocation needs that memory, which then succeeds only by
-    # waiting for it (counted in num_sync_all_streams) instead of failing.
+    # Memory freed while queued work still reads it serves only its stream's
+    # later allocations; adversarial delays keep that work queued when an
+    # allocation needs the memory, which then succeeds only by waiting for the
+    # device (counted in num_sync_all_streams) instead of failing.
     result = run_python(
         """
         import torch
         x = torch.ones(30 * 2**20, dtype=torch.uint8, device="openreg")
         y = x * 2
-        del x, y  # both storages stay with the queued work
+        del x, y  # both blocks wait for the stream to run the queued work
         z = torch.zeros(50 * 2**20, dtype=torch.uint8, device="openreg")
         print("sum:", int(z[:10].sum().item()))
         print("waits:", torch.openreg.memory_stats()["num_sync_all_streams"])

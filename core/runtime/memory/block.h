@@ -40,6 +40,13 @@ struct Block {
   BlockState state = BlockState::kFree;
   Block* prev = nullptr;  // neighbours in the same segment
   Block* next = nullptr;
+  // The stream whose order makes reuse safe (Note [Stream-ordered reuse]):
+  // set while a block is allocated from the host on that stream, and kept
+  // once it is freed until that stream is known to have run everything
+  // enqueued before the free. Null for a block nothing may still be using.
+  openreg_stream stream = nullptr;
+  // When a stream-ordered block was freed, in the pool's count of such frees.
+  uint64_t free_stamp = 0;
   // Streams named by Tensor.record_stream while allocated; on free, an event
   // is recorded on each and the block is reused only once all have fired.
   absl::InlinedVector<openreg_stream, 1> stream_uses;
@@ -54,10 +61,15 @@ struct Block {
   char* begin() const { return static_cast<char*>(ptr); }
 };
 
-// Free-set order: best fit is the first block not smaller than the request;
-// ties go to the lowest address, which keeps reuse deterministic.
-struct BlockBySizeThenAddress {
+// Free-set order: the blocks of each stream together (null, the blocks any
+// stream may take, first), and within them best fit is the first block not
+// smaller than the request; ties go to the lowest address, which keeps reuse
+// deterministic.
+struct BlockByStreamSizeAddress {
   bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) {
+      return std::less<const void*>()(a->stream, b->stream);
+    }
     if (a->size != b->size) return a->size < b->size;
     return std::less<const void*>()(a->ptr, b->ptr);
   }

@@ -19,14 +19,13 @@ CachingDeviceAllocator::CachingDeviceAllocator(const Driver& driver,
   }
 }
 
-absl::StatusOr<void*> CachingDeviceAllocator::Allocate(
-    int32_t device, size_t size, absl::FunctionRef<void()> reclaim) {
-  absl::StatusOr<Block*> block = pools_[device]->Allocate(size, reclaim);
-  if (!block.ok()) return block.status();
-  return (*block)->ptr;
+absl::StatusOr<Block*> CachingDeviceAllocator::Allocate(
+    int32_t device, size_t size, absl::FunctionRef<void()> reclaim,
+    openreg_stream stream) {
+  return pools_[device]->Allocate(size, reclaim, stream);
 }
 
-absl::StatusOr<void*> CachingDeviceAllocator::AllocateFromPrivatePool(
+absl::StatusOr<Block*> CachingDeviceAllocator::AllocateFromPrivatePool(
     int32_t device, const PrivatePoolId& pool, size_t size,
     absl::FunctionRef<void()> reclaim) {
   DeviceMemoryPool* private_pool = nullptr;
@@ -41,9 +40,7 @@ absl::StatusOr<void*> CachingDeviceAllocator::AllocateFromPrivatePool(
     // Never destroyed (see private_pools_), so usable after the lock.
     private_pool = it->second.pool.get();
   }
-  absl::StatusOr<Block*> block = private_pool->Allocate(size, reclaim);
-  if (!block.ok()) return block.status();
-  return (*block)->ptr;
+  return private_pool->Allocate(size, reclaim);
 }
 
 void CachingDeviceAllocator::UsePrivatePool(int32_t device,
@@ -100,17 +97,27 @@ bool CachingDeviceAllocator::Free(void* ptr) {
   }
   for (DeviceMemoryPool* pool : PrivatePools()) {
     if (!pool->FreeAt(ptr)) continue;
-    bool retired = false;
-    {
-      absl::MutexLock lock(&mutex_);
-      retired = retired_.contains(pool);
-    }
-    // A failure to return memory leaves it cached in the pool, still usable
-    // by a later graph on the same pool id: nothing to report to a deleter.
-    if (retired) pool->EmptyCache().IgnoreError();
+    ReturnIfRetired(pool);
     return true;
   }
   return false;
+}
+
+void CachingDeviceAllocator::Free(Block* block) {
+  DeviceMemoryPool* pool = block->pool;
+  pool->Free(block);
+  if (pool != pools_[pool->device()].get()) ReturnIfRetired(pool);
+}
+
+void CachingDeviceAllocator::ReturnIfRetired(DeviceMemoryPool* pool) {
+  bool retired = false;
+  {
+    absl::MutexLock lock(&mutex_);
+    retired = retired_.contains(pool);
+  }
+  // A failure to return memory leaves it cached in the pool, still usable
+  // by a later graph on the same pool id: nothing to report to a deleter.
+  if (retired) pool->EmptyCache().IgnoreError();
 }
 
 absl::StatusOr<Block*> CachingDeviceAllocator::FindBlock(void* ptr) const {

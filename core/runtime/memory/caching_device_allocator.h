@@ -40,13 +40,15 @@ class CachingDeviceAllocator {
   CachingDeviceAllocator(const Driver& driver, int32_t device_count,
                          const AllocatorConfig& config);
 
-  // `size` bytes on `device` (which the caller has validated); see
-  // DeviceMemoryPool::Allocate for `reclaim` and the out-of-memory error.
-  absl::StatusOr<void*> Allocate(int32_t device, size_t size,
-                                 absl::FunctionRef<void()> reclaim);
+  // A block of `size` bytes on `device` (which the caller has validated);
+  // see DeviceMemoryPool::Allocate for `reclaim`, `stream` and the
+  // out-of-memory error.
+  absl::StatusOr<Block*> Allocate(int32_t device, size_t size,
+                                  absl::FunctionRef<void()> reclaim,
+                                  openreg_stream stream = nullptr);
   // The same from the private pool `pool` of `device`, which must be in use
-  // (UsePrivatePool).
-  absl::StatusOr<void*> AllocateFromPrivatePool(
+  // (UsePrivatePool). Graphs own what they use, so there is no stream.
+  absl::StatusOr<Block*> AllocateFromPrivatePool(
       int32_t device, const PrivatePoolId& pool, size_t size,
       absl::FunctionRef<void()> reclaim);
 
@@ -66,6 +68,8 @@ class CachingDeviceAllocator {
   // Frees memory from Allocate. False when `ptr` is not allocated memory of
   // this allocator (never handed out, or freed already).
   bool Free(void* ptr);
+  // Frees a block from Allocate, without looking it up.
+  void Free(Block* block);
 
   // Tensor.record_stream: `ptr` must not be reused until the work queued on
   // `stream` by the time it is freed has run.
@@ -94,6 +98,9 @@ class CachingDeviceAllocator {
   };
 
   absl::StatusOr<Block*> FindBlock(void* ptr) const;
+  // After a free into the private pool `pool`: returns its memory at once
+  // if the pool has no users left.
+  void ReturnIfRetired(DeviceMemoryPool* pool);
   // Every private pool so far (none is ever destroyed).
   std::vector<DeviceMemoryPool*> PrivatePools() const;
 

@@ -1,5 +1,7 @@
 #include "core/runtime/memory/device_memory_pool.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +30,8 @@ DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
 
 DeviceMemoryPool::~DeviceMemoryPool() {
   absl::MutexLock lock(&mutex_);
+  // The runtime is shutting down: nothing runs on the device any more.
+  SettleLocked(/*stream=*/nullptr, ordered_frees_);
   ProcessEvents(/*wait=*/true);
   MergeUnmerged();
   ReleaseFreeSegments(/*context=*/nullptr)
@@ -59,7 +63,8 @@ void DeviceMemoryPool::RecycleBlock(Block* block) {
 }
 
 absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
-    size_t requested, absl::FunctionRef<void()> reclaim) {
+    size_t requested, absl::FunctionRef<void()> reclaim,
+    openreg_stream stream) {
   const size_t size = RoundedBlockSize(requested);
   // Gathered before locking: it may take the GIL (Note [Memory history]).
   HistoryContext gathered;
@@ -68,10 +73,13 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
     gathered = history_.Gather(device_, /*for_free=*/false);
     context = &gathered;
   }
+  // Whether this allocation has released the cache, counted once.
+  bool released_cache = false;
   {
     absl::MutexLock lock(&mutex_);
-    absl::StatusOr<Block*> block = FindOrAllocate(size, context);
-    if (block.ok()) return HandOut(*block, size, requested, context);
+    absl::StatusOr<Block*> block =
+        FindOrAllocate(size, stream, context, released_cache);
+    if (block.ok()) return HandOut(*block, size, requested, stream, context);
     if (block.status().code() != absl::StatusCode::kResourceExhausted) {
       return block.status();
     }
@@ -79,10 +87,14 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
   // Queued work may own memory it no longer needs once it has run; its owner
   // finishes it, outside our lock, since that frees blocks.
   reclaim();
+  // Blocks freed on streams serve their stream only; once the device has
+  // caught up they serve this request too.
+  if (stream != nullptr) SynchronizeAndSettle();
   absl::MutexLock lock(&mutex_);
   ++stats_.num_sync_all_streams;
-  absl::StatusOr<Block*> block = FindOrAllocate(size, context);
-  if (block.ok()) return HandOut(*block, size, requested, context);
+  absl::StatusOr<Block*> block =
+      FindOrAllocate(size, stream, context, released_cache);
+  if (block.ok()) return HandOut(*block, size, requested, stream, context);
   if (block.status().code() != absl::StatusCode::kResourceExhausted) {
     return block.status();
   }
@@ -105,8 +117,11 @@ void DeviceMemoryPool::RecordHistory(TraceAction action, const void* address,
 }
 
 Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
+                                 openreg_stream stream,
                                  const HistoryContext* context) {
+  // The rest of a split keeps the stream the block was free on.
   MaybeSplit(block, size);
+  block->stream = stream;
   allocated_.emplace(block->ptr, block);
   block->state = BlockState::kAllocated;
   block->requested = requested;
@@ -124,13 +139,14 @@ Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
 }
 
 absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
-    size_t size, const HistoryContext* context) {
+    size_t size, openreg_stream stream, const HistoryContext* context,
+    bool& released_cache) {
   ProcessEvents(/*wait=*/false);
-  if (Block* reused = TakeUnmerged(size)) return reused;
-  if (Block* cached = TakeCachedBlock(size)) return cached;
+  if (Block* reused = TakeUnmerged(size, stream)) return reused;
+  if (Block* cached = TakeCachedBlock(size, stream)) return cached;
   if (unmerged_count_ > 0) {
     MergeUnmerged();
-    if (Block* cached = TakeCachedBlock(size)) return cached;
+    if (Block* cached = TakeCachedBlock(size, stream)) return cached;
   }
   const bool small = IsSmallBlockSize(size);
   const size_t segment_size = SegmentSizeFor(size);
@@ -140,18 +156,28 @@ absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
     return block;
   }
   // The cache may hold the memory in segments of the wrong size or pool.
-  ++stats_.num_alloc_retries;
+  if (!released_cache) ++stats_.num_alloc_retries;
+  released_cache = true;
   absl::Status released = ReleaseFreeSegments(context);
   if (!released.ok()) return released;
   return AllocateSegment(segment_size, small, context);
 }
 
-Block* DeviceMemoryPool::TakeCachedBlock(size_t size) {
+Block* DeviceMemoryPool::TakeCachedBlock(size_t size, openreg_stream stream) {
+  if (stream != nullptr) {
+    if (Block* own = TakeCachedBlockOf(size, stream)) return own;
+  }
+  return TakeCachedBlockOf(size, /*stream=*/nullptr);
+}
+
+Block* DeviceMemoryPool::TakeCachedBlockOf(size_t size,
+                                           openreg_stream stream) {
   FreeSet& free_set = FreeSetFor(IsSmallBlockSize(size));
   Block key;
+  key.stream = stream;
   key.size = size;
   auto it = free_set.lower_bound(&key);
-  if (it == free_set.end()) return nullptr;
+  if (it == free_set.end() || (*it)->stream != stream) return nullptr;
   Block* block = *it;
   if (config_.has_max_split_size()) {
     // Oversize blocks are kept for oversize requests, and an oversize request
@@ -239,12 +265,23 @@ void DeviceMemoryPool::KeepUnmerged(Block* block) {
   }
 }
 
-Block* DeviceMemoryPool::TakeUnmerged(size_t size) {
+Block* DeviceMemoryPool::TakeUnmerged(size_t size, openreg_stream stream) {
   if (!IsSmallBlockSize(size)) return nullptr;
-  Block*& head = unmerged_[size / kMinBlockSize - 1];
-  Block* block = head;
-  if (block == nullptr) return nullptr;
-  head = block->next_unmerged;
+  // A program on one stream finds its block at the head; the bound keeps a
+  // list of other streams' blocks from costing a walk.
+  constexpr int kLookedAt = 4;
+  Block** link = &unmerged_[size / kMinBlockSize - 1];
+  for (int looked = 0; *link != nullptr && looked < kLookedAt; ++looked) {
+    const openreg_stream owner = (*link)->stream;
+    if (owner == nullptr || owner == stream) return UnlinkUnmerged(*link);
+    link = &(*link)->next_unmerged;
+  }
+  return nullptr;
+}
+
+Block* DeviceMemoryPool::UnlinkUnmerged(Block*& link) {
+  Block* block = link;
+  link = block->next_unmerged;
   block->next_unmerged = nullptr;
   --unmerged_count_;
   if (block->is_split()) {
@@ -257,7 +294,8 @@ Block* DeviceMemoryPool::TakeUnmerged(size_t size) {
 void DeviceMemoryPool::MergeUnmerged() {
   for (size_t index = 0; unmerged_count_ > 0 && index < unmerged_.size();
        ++index) {
-    while (Block* block = TakeUnmerged((index + 1) * kMinBlockSize)) {
+    while (unmerged_[index] != nullptr) {
+      Block* block = UnlinkUnmerged(unmerged_[index]);
       block->state = BlockState::kFree;
       MergeIntoFreeSet(block);
     }
@@ -272,6 +310,7 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
                   HistoryContext{nullptr, block->history.stream});
   }
   block->history = HistoryContext();
+  if (block->stream != nullptr) block->free_stamp = ++ordered_frees_;
   if (block->small) {
     KeepUnmerged(block);
   } else {
@@ -280,7 +319,15 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
 }
 
 void DeviceMemoryPool::MergeIntoFreeSet(Block* block) {
-  if (Block* prev = block->prev; prev != nullptr && prev->state == BlockState::kFree) {
+  // Only blocks of one stream merge: the merged block is reused in that
+  // stream's order. The later free stamp stands for the whole.
+  const openreg_stream stream = block->stream;
+  const auto mergeable = [stream](const Block* neighbour) {
+    return neighbour != nullptr && neighbour->state == BlockState::kFree &&
+           neighbour->stream == stream;
+  };
+  if (Block* prev = block->prev; mergeable(prev)) {
+    prev->free_stamp = std::max(prev->free_stamp, block->free_stamp);
     EraseFree(prev);
     prev->size += block->size;
     prev->next = block->next;
@@ -288,7 +335,8 @@ void DeviceMemoryPool::MergeIntoFreeSet(Block* block) {
     RecycleBlock(block);
     block = prev;
   }
-  if (Block* next = block->next; next != nullptr && next->state == BlockState::kFree) {
+  if (Block* next = block->next; mergeable(next)) {
+    block->free_stamp = std::max(block->free_stamp, next->free_stamp);
     EraseFree(next);
     block->size += next->size;
     block->next = next->next;
@@ -424,7 +472,9 @@ absl::Status DeviceMemoryPool::ReleaseFreeSegments(
     const HistoryContext* context) {
   absl::Status first_error;
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
-    for (auto it = free_set->begin(); it != free_set->end();) {
+    // Settled blocks come first; blocks of a stream may still be in use.
+    for (auto it = free_set->begin();
+         it != free_set->end() && (*it)->stream == nullptr;) {
       Block* block = *it;
       if (block->is_split()) {
         ++it;
@@ -459,10 +509,92 @@ absl::Status DeviceMemoryPool::EmptyCache() {
     gathered = history_.Gather(device_, /*for_free=*/true);
     context = &gathered;
   }
+  {
+    absl::MutexLock lock(&mutex_);
+    if (!HasUnsettledFreeBlocks()) {
+      ProcessEvents(/*wait=*/true);
+      MergeUnmerged();
+      return ReleaseFreeSegments(context);
+    }
+  }
+  SynchronizeAndSettle();
   absl::MutexLock lock(&mutex_);
   ProcessEvents(/*wait=*/true);
   MergeUnmerged();
   return ReleaseFreeSegments(context);
+}
+
+uint64_t DeviceMemoryPool::SettleToken() const {
+  absl::MutexLock lock(&mutex_);
+  return ordered_frees_;
+}
+
+void DeviceMemoryPool::Settle(openreg_stream stream, uint64_t token) {
+  absl::MutexLock lock(&mutex_);
+  SettleLocked(stream, token);
+}
+
+void DeviceMemoryPool::SettleLocked(openreg_stream stream, uint64_t token) {
+  const auto settles = [stream, token](const Block* block) {
+    return block->stream != nullptr &&
+           (stream == nullptr || block->stream == stream) &&
+           block->free_stamp <= token;
+  };
+  if (unmerged_count_ > 0) {
+    // Unmerged blocks are not in a set keyed by stream: only relabelled.
+    for (Block* head : unmerged_) {
+      for (Block* block = head; block != nullptr;
+           block = block->next_unmerged) {
+        if (settles(block)) block->stream = nullptr;
+      }
+    }
+  }
+  std::vector<Block*> settling;
+  for (FreeSet* free_set : {&small_free_, &large_free_}) {
+    // Settled blocks sort first, every stream's blocks after them: start
+    // past the last settled block, or before the stream's first.
+    Block key;
+    if (stream == nullptr) {
+      key.size = std::numeric_limits<size_t>::max();
+      key.ptr = reinterpret_cast<void*>(std::numeric_limits<uintptr_t>::max());
+    } else {
+      key.stream = stream;
+    }
+    for (auto it = free_set->upper_bound(&key);
+         it != free_set->end(); ++it) {
+      if (stream != nullptr && (*it)->stream != stream) break;
+      if (settles(*it)) settling.push_back(*it);
+    }
+  }
+  for (Block* block : settling) {
+    EraseFree(block);
+    block->stream = nullptr;
+    block->free_stamp = 0;
+    MergeIntoFreeSet(block);
+  }
+}
+
+bool DeviceMemoryPool::HasUnsettledFreeBlocks() const {
+  for (const FreeSet* free_set : {&small_free_, &large_free_}) {
+    if (!free_set->empty() && (*free_set->rbegin())->stream != nullptr) {
+      return true;
+    }
+  }
+  for (const Block* head : unmerged_) {
+    for (const Block* block = head; block != nullptr;
+         block = block->next_unmerged) {
+      if (block->stream != nullptr) return true;
+    }
+  }
+  return false;
+}
+
+void DeviceMemoryPool::SynchronizeAndSettle() {
+  const uint64_t token = SettleToken();
+  // A failed stream runs nothing more either: its blocks are as free.
+  driver_.DeviceSynchronize(device_).IgnoreError();
+  absl::MutexLock lock(&mutex_);
+  SettleLocked(/*stream=*/nullptr, token);
 }
 
 absl::Status DeviceMemoryPool::OutOfMemory(size_t requested,

@@ -21,12 +21,27 @@
 // blocks as they are: an unmerged block is inactive, and an inactive split
 // block when its segment holds others.
 //
-// Reuse and streams: the core's enqueued work owns the storages it touches
-// (Note [Asynchronous execution]), so a block is freed only after all work
-// the core enqueued on it has run, and may be handed out again at once, on
-// any stream. Uses the core cannot see are declared with RecordStream(): on
-// free, an event is recorded on each such stream and the block waits,
-// counted as active, until every event has fired.
+// Note [Stream-ordered reuse]: work on one stream runs in the order it was
+// enqueued, so a block the host frees may be handed out again at once to the
+// next allocation the host makes for that same stream, even while work
+// enqueued before the free still reads it: whatever the new owner enqueues
+// on that stream runs after that work. This is how CUDA's allocator keeps a
+// loop of small ops in the same few, cache-warm blocks. So a block allocated
+// from the host remembers its stream (Block::stream), and once freed it
+// serves only that stream's host allocations until the stream is known to
+// have caught up with the free: the core says so after every synchronization
+// (Settle), and EmptyCache and the out-of-memory path synchronize the device
+// themselves. Then it is "settled" (stream null) and serves anyone.
+// Allocations made inside running work (Allocate without a stream: a kernel's
+// scratch and results) sit at the stream's execution point, behind the
+// host's, so they take settled blocks only; the core's work owns such blocks
+// while it uses them, so they come back settled.
+// Uses on other streams are the caller's to order: the core's work owns the
+// storages it uses on a stream other than their own (Note [Asynchronous
+// execution]), so a block is freed only after that work has run; uses the
+// core cannot see are declared with RecordStream(): on free, an event is
+// recorded on each such stream and the block waits, counted as active, until
+// every event has fired.
 //
 // Thread-safety: every public method may be called from any thread,
 // including a driver's execution threads (kernels allocate scratch memory);
@@ -75,8 +90,15 @@ class DeviceMemoryPool {
   // finish queued work that still holds memory, and tries once more; then
   // fails with kResourceExhausted and a message naming the device, the size,
   // what is allocated and reserved, and the capacity.
+  // `stream` is the stream whose order the caller's use of the block follows
+  // (Note [Stream-ordered reuse]): the host's current stream, whose blocks it
+  // may then reuse, in which case `reclaim` must wait for all work enqueued
+  // on the device before it returns and the pool then synchronizes the
+  // device; or null, for callers inside running work and for memory that
+  // work owns, which get settled blocks only.
   absl::StatusOr<Block*> Allocate(size_t size,
-                                  absl::FunctionRef<void()> reclaim);
+                                  absl::FunctionRef<void()> reclaim,
+                                  openreg_stream stream = nullptr);
 
   // Returns `block` to the pool, at once or when the streams recorded on it
   // have caught up. Never fails: an event that cannot be recorded is
@@ -91,9 +113,17 @@ class DeviceMemoryPool {
   // Declares that `stream` uses `block` (Tensor.record_stream).
   void RecordStream(Block* block, openreg_stream stream);
 
-  // Waits for blocks awaiting events, then returns every free segment to the
+  // Synchronizes the device if blocks freed on a stream wait for it, waits
+  // for blocks awaiting events, then returns every free segment to the
   // driver.
   absl::Status EmptyCache();
+
+  // Settling blocks (Note [Stream-ordered reuse]): take a token before
+  // waiting for `stream` (null: every stream of the device), and once the
+  // wait has returned, Settle with it makes the blocks freed on that stream
+  // before the token reusable by anyone.
+  uint64_t SettleToken() const;
+  void Settle(openreg_stream stream, uint64_t token);
 
   DeviceMemoryStats stats() const;
   // Appends every segment with its blocks, in address order.
@@ -104,13 +134,18 @@ class DeviceMemoryPool {
   int32_t device() const { return device_; }
 
  private:
-  using FreeSet = absl::btree_set<Block*, BlockBySizeThenAddress>;
+  using FreeSet = absl::btree_set<Block*, BlockByStreamSizeAddress>;
 
   FreeSet& FreeSetFor(bool small) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     return small ? small_free_ : large_free_;
   }
-  // A cached block that may serve `size`, removed from its free set.
-  Block* TakeCachedBlock(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A cached block that may serve `size` for `stream` (its own, else a
+  // settled one), removed from its free set.
+  Block* TakeCachedBlock(size_t size, openreg_stream stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The best fit for `size` among the free blocks of `stream` exactly.
+  Block* TakeCachedBlockOf(size_t size, openreg_stream stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A new segment from the driver holding one block of `segment_size`.
   // `context` is the allocation's while recording history, else null (so in
   // all the methods below).
@@ -118,13 +153,16 @@ class DeviceMemoryPool {
                                          const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A cached block, or a new segment, for `size`; kResourceExhausted when
-  // the driver has no room even after releasing the cache.
-  absl::StatusOr<Block*> FindOrAllocate(size_t size,
-                                        const HistoryContext* context)
+  // the driver has no room even after releasing the cache. Sets
+  // `released_cache` when it released the cache, and counts the first time
+  // in num_alloc_retries.
+  absl::StatusOr<Block*> FindOrAllocate(size_t size, openreg_stream stream,
+                                        const HistoryContext* context,
+                                        bool& released_cache)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Marks a block taken from the cache or the driver as allocated.
   Block* HandOut(Block* block, size_t size, size_t requested,
-                 const HistoryContext* context)
+                 openreg_stream stream, const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RecordHistory(TraceAction action, const void* address, size_t size,
                      const HistoryContext& context)
@@ -137,9 +175,13 @@ class DeviceMemoryPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void InsertFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Note [Reuse before merge]: keeps a freed small block whole on its size's
-  // list; takes one off for a request of `size`, if any.
+  // list; takes one off for a request of `size` on `stream` (of that stream
+  // or settled, among the list's first few), if any.
   void KeepUnmerged(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  Block* TakeUnmerged(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  Block* TakeUnmerged(size_t size, openreg_stream stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Unlinks the block `link` points at from its list.
+  Block* UnlinkUnmerged(Block*& link) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Merges every block on those lists into the free sets.
   void MergeUnmerged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void EraseFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -166,7 +208,16 @@ class DeviceMemoryPool {
   // fired to the free sets. With `wait`, blocks until every pending event has
   // fired.
   void ProcessEvents(bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Returns whole free segments to the driver.
+  // Makes the free blocks of `stream` (null: of every stream) freed up to
+  // `token` settled, merging them with settled neighbours.
+  void SettleLocked(openreg_stream stream, uint64_t token)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Whether a free block waits for its stream to catch up.
+  bool HasUnsettledFreeBlocks() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Synchronizes the device (without the lock: it waits for work that may
+  // allocate) and settles every block freed before; for callers on the host.
+  void SynchronizeAndSettle() ABSL_LOCKS_EXCLUDED(mutex_);
+  // Returns whole settled free segments to the driver.
   absl::Status ReleaseFreeSegments(const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::StatusOr<DriverEvent> TakeEvent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -190,6 +241,8 @@ class DeviceMemoryPool {
   // the last kFreeUnmerged block freed, linked through next_unmerged.
   std::vector<Block*> unmerged_ ABSL_GUARDED_BY(mutex_);
   size_t unmerged_count_ ABSL_GUARDED_BY(mutex_) = 0;
+  // How many stream-ordered blocks have been freed: their free stamps.
+  uint64_t ordered_frees_ ABSL_GUARDED_BY(mutex_) = 0;
   PendingEvents<Block*> pending_events_ ABSL_GUARDED_BY(mutex_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mutex_);
   // Freed blocks some stream's use of which has no event yet

@@ -127,6 +127,33 @@ TEST_F(CpuAliasesTest, OnlyAHoldingTableKeepsAReferenceToTheCpuStorage) {
   }
 }
 
+// A storage whose memory the work's stream orders (WorkStreamOrder) gets no
+// reference from the table, and OriginalStorageOf then has nothing to give;
+// any other storage is held as before.
+TEST_F(CpuAliasesTest, StoragesOrderedOnTheWorkStreamAreNotHeld) {
+  const openreg_stream work_stream = reinterpret_cast<openreg_stream>(0x10);
+  static const c10::StorageImpl* ordered = nullptr;
+  ordered = storage_.unsafeGetStorageImpl();
+  const auto ordered_on = [](const c10::Storage& storage,
+                             openreg_stream stream) {
+    return storage.unsafeGetStorageImpl() == ordered &&
+           stream == reinterpret_cast<openreg_stream>(0x10);
+  };
+  for (const bool on_work_stream : {true, false}) {
+    const size_t before = storage_.use_count();
+    std::optional<CpuAliases> aliases(
+        std::in_place, execution_offsets_, CpuAliases::Originals::kBorrowed,
+        WorkStreamOrder{on_work_stream
+                            ? work_stream
+                            : reinterpret_cast<openreg_stream>(0x20),
+                        ordered_on});
+    const at::Tensor alias = aliases->Alias(OpenregTensor());
+    aliases->ForgetOriginalTensors();
+    EXPECT_EQ(storage_.use_count() - before, on_work_stream ? 0u : 1u);
+    EXPECT_EQ(aliases->OriginalStorageOf(alias) == nullptr, on_work_stream);
+  }
+}
+
 TEST_F(CpuAliasesTest, OriginalOfFindsTheHeldOriginal) {
   CpuAliases aliases(execution_offsets_, CpuAliases::Originals::kHeld);
   const at::Tensor tensor = OpenregTensor();

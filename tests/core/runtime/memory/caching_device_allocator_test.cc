@@ -37,8 +37,8 @@ class CachingDeviceAllocatorTest : public ::testing::TestWithParam<std::string> 
 };
 
 TEST_P(CachingDeviceAllocatorTest, KnowsEachPointersDevice) {
-  void* on0 = allocator_->Allocate(0, 100, NoReclaim).value();
-  void* on1 = allocator_->Allocate(1, 100, NoReclaim).value();
+  void* on0 = allocator_->Allocate(0, 100, NoReclaim).value()->ptr;
+  void* on1 = allocator_->Allocate(1, 100, NoReclaim).value()->ptr;
   EXPECT_EQ(allocator_->DeviceOf(on0).value(), 0);
   EXPECT_EQ(allocator_->DeviceOf(on1).value(), 1);
   EXPECT_EQ(allocator_->pool(1).stats().allocation[StatPool::kAll].current, 1);
@@ -47,7 +47,7 @@ TEST_P(CachingDeviceAllocatorTest, KnowsEachPointersDevice) {
 }
 
 TEST_P(CachingDeviceAllocatorTest, RefusesPointersItDidNotHandOut) {
-  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value();
+  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value()->ptr;
   void* interior = static_cast<char*>(ptr) + 512;
   EXPECT_FALSE(allocator_->Free(interior));
   absl::Status recorded =
@@ -80,17 +80,19 @@ TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
         // Mostly small sizes, some large ones.
         const size_t size = random() % 8 == 0 ? random() % (12u << 20)
                                               : random() % 65536;
-        absl::StatusOr<void*> ptr = allocator_->Allocate(device, size, NoReclaim);
-        ASSERT_TRUE(ptr.ok()) << ptr.status();
+        absl::StatusOr<Block*> block =
+            allocator_->Allocate(device, size, NoReclaim);
+        ASSERT_TRUE(block.ok()) << block.status();
+        void* const ptr = (*block)->ptr;
         if (random() % 3 == 0) {
           const auto& device_streams = streams[device];
           ASSERT_TRUE(allocator_
-                          ->RecordStream(*ptr, device_streams[random() %
+                          ->RecordStream(ptr, device_streams[random() %
                                                               device_streams.size()]
                                                    .get())
                           .ok());
         }
-        live.push_back(*ptr);
+        live.push_back(ptr);
         if (live.size() > 6 || random() % 2 == 0) {
           const size_t victim = random() % live.size();
           ASSERT_TRUE(allocator_->Free(live[victim]));
@@ -124,9 +126,13 @@ TEST_P(CachingDeviceAllocatorTest, PrivatePoolsStayReservedWhileUsed) {
   allocator_->UsePrivatePool(0, pool);
   allocator_->UsePrivatePool(0, pool);  // a second graph shares it
   void* kept =
-      allocator_->AllocateFromPrivatePool(0, pool, 32 << 20, NoReclaim).value();
+      allocator_->AllocateFromPrivatePool(0, pool, 32 << 20, NoReclaim)
+          .value()
+          ->ptr;
   void* freed =
-      allocator_->AllocateFromPrivatePool(0, pool, 32 << 20, NoReclaim).value();
+      allocator_->AllocateFromPrivatePool(0, pool, 32 << 20, NoReclaim)
+          .value()
+          ->ptr;
   // Private memory is not the device pool's.
   EXPECT_EQ(allocator_->pool(0).stats().allocation[StatPool::kAll].current, 0);
   EXPECT_TRUE(allocator_->Free(freed));

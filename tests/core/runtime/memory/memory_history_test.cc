@@ -67,7 +67,7 @@ class MemoryHistoryTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(MemoryHistoryTest, RecordsNothingWhenOff) {
-  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value();
+  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value()->ptr;
   const MemorySnapshot snapshot = allocator_->Snapshot();
   ASSERT_EQ(snapshot.device_traces.size(), kDevices);
   EXPECT_TRUE(snapshot.device_traces[0].empty());
@@ -80,7 +80,7 @@ TEST_P(MemoryHistoryTest, RecordsNothingWhenOff) {
 TEST_P(MemoryHistoryTest, TracesEveryActionInOrder) {
   allocator_->EnableHistory(Tracing(100, ContextWhen::kAll),
                             CountingGatherer(count_));
-  void* ptr = allocator_->Allocate(1, 4096, NoReclaim).value();
+  void* ptr = allocator_->Allocate(1, 4096, NoReclaim).value()->ptr;
   EXPECT_TRUE(allocator_->Free(ptr));
   ASSERT_TRUE(allocator_->pool(1).EmptyCache().ok());
   const std::vector<TraceEntry> trace = allocator_->Snapshot().device_traces[1];
@@ -102,7 +102,7 @@ TEST_P(MemoryHistoryTest, TracesEveryActionInOrder) {
 TEST_P(MemoryHistoryTest, ContextAllocKeepsNoFreeStacks) {
   allocator_->EnableHistory(Tracing(100, ContextWhen::kAlloc),
                             CountingGatherer(count_));
-  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value();
+  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value()->ptr;
   EXPECT_TRUE(allocator_->Free(ptr));
   const std::vector<TraceEntry> trace = allocator_->Snapshot().device_traces[0];
   ASSERT_EQ(Actions(trace)[2], "free_requested");
@@ -114,7 +114,7 @@ TEST_P(MemoryHistoryTest, RingBufferKeepsTheNewestEntries) {
   allocator_->EnableHistory(Tracing(5, ContextWhen::kNever),
                             CountingGatherer(count_));
   for (int i = 0; i < 10; ++i) {
-    void* ptr = allocator_->Allocate(0, 512 * (i + 1), NoReclaim).value();
+    void* ptr = allocator_->Allocate(0, 512 * (i + 1), NoReclaim).value()->ptr;
     EXPECT_TRUE(allocator_->Free(ptr));
   }
   const std::vector<TraceEntry> trace = allocator_->Snapshot().device_traces[0];
@@ -136,13 +136,13 @@ TEST_P(MemoryHistoryTest, DisableDropsTheTraceAndStateKeepsStacksOnly) {
   allocator_->EnableHistory(Tracing(100, ContextWhen::kAll),
                             CountingGatherer(count_));
   EXPECT_TRUE(
-      allocator_->Free(allocator_->Allocate(0, 4096, NoReclaim).value()));
+      allocator_->Free(allocator_->Allocate(0, 4096, NoReclaim).value()->ptr));
   allocator_->DisableHistory();
   EXPECT_TRUE(allocator_->Snapshot().device_traces[0].empty());
   HistorySettings state;
   state.context = ContextWhen::kState;
   allocator_->EnableHistory(state, CountingGatherer(count_));
-  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value();
+  void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value()->ptr;
   const MemorySnapshot snapshot = allocator_->Snapshot();
   EXPECT_TRUE(snapshot.device_traces[0].empty());
   bool found = false;
@@ -165,7 +165,7 @@ TEST_P(MemoryHistoryTest, SkippedActionsAreNotRecorded) {
       (1u << static_cast<int>(TraceAction::kSnapshot));
   allocator_->EnableHistory(settings, CountingGatherer(count_));
   EXPECT_TRUE(
-      allocator_->Free(allocator_->Allocate(0, 4096, NoReclaim).value()));
+      allocator_->Free(allocator_->Allocate(0, 4096, NoReclaim).value()->ptr));
   EXPECT_THAT(Actions(allocator_->Snapshot().device_traces[0]),
               ElementsAre("segment_alloc", "alloc", "free_completed"));
 }
@@ -188,7 +188,7 @@ TEST_P(MemoryHistoryTest, SegmentsAgreeWithStatistics) {
   for (int i = 0; i < 300; ++i) {
     const size_t size =
         random() % 4 == 0 ? random() % (6u << 20) : random() % 65536;
-    live.push_back(allocator_->Allocate(0, size, NoReclaim).value());
+    live.push_back(allocator_->Allocate(0, size, NoReclaim).value()->ptr);
     if (random() % 2 == 0) {
       const size_t victim = random() % live.size();
       EXPECT_TRUE(allocator_->Free(live[victim]));
@@ -221,7 +221,9 @@ TEST_P(MemoryHistoryTest, PrivatePoolSegmentsCarryTheirId) {
   const PrivatePoolId pool{5, 2};
   allocator_->UsePrivatePool(0, pool);
   void* ptr =
-      allocator_->AllocateFromPrivatePool(0, pool, 4096, NoReclaim).value();
+      allocator_->AllocateFromPrivatePool(0, pool, 4096, NoReclaim)
+          .value()
+          ->ptr;
   std::vector<PrivatePoolId> ids;
   for (const SegmentSnapshot& segment : allocator_->Snapshot().segments) {
     ids.push_back(segment.pool);
@@ -242,7 +244,9 @@ TEST_P(MemoryHistoryTest, ConcurrentRecordingAndSnapshots) {
       for (int i = 0; i < 200; ++i) {
         const int32_t device = static_cast<int32_t>(random() % kDevices);
         void* ptr =
-            allocator_->Allocate(device, random() % 65536, NoReclaim).value();
+            allocator_->Allocate(device, random() % 65536, NoReclaim)
+                .value()
+                ->ptr;
         EXPECT_TRUE(allocator_->Free(ptr));
       }
     });

@@ -1,0 +1,133 @@
+"""Stream-ordered reuse of device memory (Note [Stream-ordered reuse],
+docs/memory.md) seen from Python: memory Python drops is reused at once by
+the next op on its stream, and the answers stay right when the stream lags
+far behind the host, when the memory was used on another stream, and when
+kernels running inside queued work allocate."""
+
+import pytest
+import torch
+
+from openreg_testing import run_python
+
+# threaded_sim with random delays before each queued item, so the stream runs
+# far behind the host and any early reuse would overwrite live data. cpu_sim
+# runs everything at once and has no such setting.
+LAGGING_STREAM = (
+    {"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=11"}
+    if torch.openreg.driver_info().name == "threaded_sim"
+    else {}
+)
+
+
+def run_on_a_lagging_stream(code: str) -> str:
+    """Runs `code` in a fresh process on a lagging stream; returns what it printed."""
+    result = run_python(code, env=LAGGING_STREAM)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_a_loop_of_dropped_results_reuses_the_same_memory():
+    # Results of 128 KiB, each dropped at once, with no synchronization: when
+    # every result stayed allocated until its op ran, threaded_sim's peak was
+    # 134 MB for 2,000 relus (1,027 results alive at once). relu and add are
+    # TensorIterator loops, softmax a structured op. (The CPU fallback's ops,
+    # sin for one, still keep their storages until they have run.)
+    x = torch.randn(32768, device="openreg")
+    y = torch.randn(32768, device="openreg")
+    torch.openreg.synchronize()
+    torch.openreg.reset_peak_memory_stats()
+    base = torch.openreg.memory_allocated()
+    for _ in range(1000):
+        torch.relu(x)
+        x + y
+        x.softmax(0)
+    torch.openreg.synchronize()
+    peak = torch.openreg.max_memory_allocated() - base
+    assert peak <= 128 * 1024, f"peak {peak} bytes above the inputs"
+
+
+def test_memory_reused_on_a_lagging_stream_keeps_every_value():
+    printed = run_on_a_lagging_stream(
+        """
+        import torch
+        n = 1 << 16
+        kept = []
+        for trial in range(40):
+            x = torch.full((n,), float(trial), device="openreg")
+            kept.append(x * 3 + 1)   # reads x when the stream gets there
+            del x                    # its memory serves the next full()
+        wrong = sum(int((y != 3 * trial + 1).sum().item())
+                    for trial, y in enumerate(kept))
+        print("wrong:", wrong)
+        """
+    )
+    assert "wrong: 0" in printed
+
+
+def test_memory_used_on_another_stream_waits_for_that_stream():
+    # x belongs to the main stream; the side stream's op on it keeps it, so
+    # the main stream's next allocation cannot take it before the side stream
+    # has read it, with no record_stream.
+    printed = run_on_a_lagging_stream(
+        """
+        import torch
+        main = torch.accelerator.current_stream()
+        side = torch.Stream(device="openreg")
+        n = 1 << 16
+        kept = []
+        for trial in range(20):
+            x = torch.full((n,), float(trial), device="openreg")
+            side.wait_stream(main)
+            with side:
+                kept.append(x * 2)
+            del x
+            torch.full((n,), -1.0, device="openreg")
+        main.wait_stream(side)
+        wrong = sum(int((y != 2 * trial).sum().item())
+                    for trial, y in enumerate(kept))
+        print("wrong:", wrong)
+        """
+    )
+    assert "wrong: 0" in printed
+
+
+def test_kernels_allocating_inside_queued_work_do_not_take_dropped_memory():
+    # median runs its CPU kernel inside queued work, where the kernel's copy of
+    # its input is allocated in device memory: at the stream's execution
+    # point, behind the host. Had it taken x's memory, freed by the host while
+    # the op reading x was still queued behind the median, that op would read
+    # the copy of `other` (all -5) instead of x.
+    printed = run_on_a_lagging_stream(
+        """
+        import torch
+        n = 1 << 16
+        other = torch.full((n,), -5.0, device="openreg")
+        kept = []
+        for trial in range(40):
+            x = torch.full((n,), float(trial), device="openreg")
+            median = other.median()
+            kept.append((x * 3 + 1, median))
+            del x
+        wrong = 0
+        for trial, (y, median) in enumerate(kept):
+            wrong += int((y != 3 * trial + 1).sum().item())
+            wrong += int(median.item() != -5)
+        print("wrong:", wrong)
+        """
+    )
+    assert "wrong: 0" in printed
+
+
+def test_empty_cache_returns_memory_freed_on_a_busy_stream():
+    printed = run_on_a_lagging_stream(
+        """
+        import torch
+        x = torch.ones(1 << 22, device="openreg")
+        for _ in range(20):
+            y = x * 2
+        del x, y
+        torch.openreg.empty_cache()
+        print("reserved:", torch.openreg.memory_reserved())
+        """
+    )
+    assert "reserved: 0" in printed
