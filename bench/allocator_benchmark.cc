@@ -59,9 +59,9 @@ void CacheHit(benchmark::State& state, const std::string& driver) {
   const size_t size = state.range(0);
   allocator.Free(allocator.Allocate(0, size, NoReclaim).value());  // warm
   for (auto _ : state) {
-    void* ptr = allocator.Allocate(0, size, NoReclaim).value();
-    benchmark::DoNotOptimize(ptr);
-    allocator.Free(ptr);
+    Block* block = allocator.Allocate(0, size, NoReclaim).value();
+    benchmark::DoNotOptimize(block);
+    allocator.Free(block);
   }
 }
 
@@ -69,9 +69,9 @@ void CacheMiss(benchmark::State& state, const std::string& driver) {
   CachingDeviceAllocator& allocator = AllocatorFor(driver);
   const size_t size = state.range(0);
   for (auto _ : state) {
-    void* ptr = allocator.Allocate(0, size, NoReclaim).value();
-    benchmark::DoNotOptimize(ptr);
-    allocator.Free(ptr);
+    Block* block = allocator.Allocate(0, size, NoReclaim).value();
+    benchmark::DoNotOptimize(block);
+    allocator.Free(block);
     if (!allocator.pool(0).EmptyCache().ok()) state.SkipWithError("empty cache");
   }
 }

@@ -259,6 +259,7 @@ void DeviceMemoryPool::KeepUnmerged(Block* block) {
   block->next_unmerged = head;
   head = block;
   ++unmerged_count_;
+  if (block->stream != nullptr) ++unsettled_unmerged_;
   if (block->is_split()) {
     stats_.inactive_split.Increase(block->small, 1);
     stats_.inactive_split_bytes.Increase(block->small, block->size);
@@ -283,6 +284,7 @@ Block* DeviceMemoryPool::UnlinkUnmerged(Block*& link) {
   Block* block = link;
   link = block->next_unmerged;
   block->next_unmerged = nullptr;
+  if (block->stream != nullptr) --unsettled_unmerged_;
   --unmerged_count_;
   if (block->is_split()) {
     stats_.inactive_split.Decrease(block->small, 1);
@@ -540,12 +542,16 @@ void DeviceMemoryPool::SettleLocked(openreg_stream stream, uint64_t token) {
            (stream == nullptr || block->stream == stream) &&
            block->free_stamp <= token;
   };
-  if (unmerged_count_ > 0) {
-    // Unmerged blocks are not in a set keyed by stream: only relabelled.
-    for (Block* head : unmerged_) {
-      for (Block* block = head; block != nullptr;
-           block = block->next_unmerged) {
-        if (settles(block)) block->stream = nullptr;
+  // Unmerged blocks are not in a set keyed by stream: only relabelled. The
+  // lists are one per small size (2,048): walked only while one holds an
+  // unsettled block.
+  for (size_t index = 0; unsettled_unmerged_ > 0 && index < unmerged_.size();
+       ++index) {
+    for (Block* block = unmerged_[index]; block != nullptr;
+         block = block->next_unmerged) {
+      if (settles(block)) {
+        block->stream = nullptr;
+        --unsettled_unmerged_;
       }
     }
   }
@@ -580,13 +586,7 @@ bool DeviceMemoryPool::HasUnsettledFreeBlocks() const {
       return true;
     }
   }
-  for (const Block* head : unmerged_) {
-    for (const Block* block = head; block != nullptr;
-         block = block->next_unmerged) {
-      if (block->stream != nullptr) return true;
-    }
-  }
-  return false;
+  return unsettled_unmerged_ > 0;
 }
 
 void DeviceMemoryPool::SynchronizeAndSettle() {

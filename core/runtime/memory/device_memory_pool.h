@@ -241,6 +241,8 @@ class DeviceMemoryPool {
   // the last kFreeUnmerged block freed, linked through next_unmerged.
   std::vector<Block*> unmerged_ ABSL_GUARDED_BY(mutex_);
   size_t unmerged_count_ ABSL_GUARDED_BY(mutex_) = 0;
+  // How many of them still wait for their stream (Block::stream not null).
+  size_t unsettled_unmerged_ ABSL_GUARDED_BY(mutex_) = 0;
   // How many stream-ordered blocks have been freed: their free stamps.
   uint64_t ordered_frees_ ABSL_GUARDED_BY(mutex_) = 0;
   PendingEvents<Block*> pending_events_ ABSL_GUARDED_BY(mutex_);
