@@ -222,6 +222,10 @@ void DeviceMemoryPool::MaybeSplit(Block* block, size_t size) {
   rest->ptr = block->begin() + size;
   rest->size = remaining;
   rest->small = block->small;
+  // Memory freed on a stream that has not caught up stays that stream's,
+  // split or not: work queued on it may still use the rest.
+  rest->stream = block->stream;
+  rest->free_stamp = block->free_stamp;
   rest->prev = block;
   rest->next = block->next;
   if (block->next != nullptr) block->next->prev = rest;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/runtime/memory/device_memory_pool.h"
+#include "core/runtime/memory/size_classes.h"
 #include "gtest/gtest.h"
 #include "tests/core/runtime/memory/memory_test_driver.h"
 
@@ -92,6 +93,34 @@ TEST_P(StreamOrderedReuseTest, NoOtherStreamNorWorkTakesItBeforeItSettles) {
     EXPECT_EQ((*in_work)->stream, nullptr);
     pool_->Free(*on_b);
     pool_->Free(*in_work);
+  }
+}
+
+TEST_P(StreamOrderedReuseTest, TheRestOfASplitBlockStaysOnItsStream) {
+  // The largest small block (two fill a small segment) and a large one.
+  for (size_t size : {kSmallRequestLimit, kLarge}) {
+    SCOPED_TRACE(size);
+    // A neighbour keeps the freed block from merging with settled memory,
+    // and leaves a small segment no settled memory to serve the half below.
+    absl::StatusOr<Block*> block = pool_->Allocate(size, NoReclaim, a_.get());
+    absl::StatusOr<Block*> neighbour =
+        pool_->Allocate(size, NoReclaim, a_.get());
+    ASSERT_TRUE(block.ok() && neighbour.ok());
+    ASSERT_EQ((*block)->next, *neighbour);
+    void* const address = (*block)->ptr;
+    pool_->Free(*block);
+    // The stream takes half of its block back; the other half is still the
+    // stream's, as the whole block was, and must wait for it the same way.
+    absl::StatusOr<Block*> half =
+        pool_->Allocate(size / 2, NoReclaim, a_.get());
+    ASSERT_TRUE(half.ok()) << half.status();
+    ASSERT_EQ((*half)->ptr, address);
+    void* const rest = static_cast<char*>(address) + size / 2;
+    EXPECT_NE(AllocateAndFree(size / 2, nullptr), rest);
+    EXPECT_NE(AllocateAndFree(size / 2, b_.get()), rest);
+    EXPECT_EQ(AllocateAndFree(size / 2, a_.get()), rest);
+    pool_->Free(*half);
+    pool_->Free(*neighbour);
   }
 }
 
