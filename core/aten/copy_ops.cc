@@ -5,14 +5,17 @@
 // device memory in stream order. Every copy is enqueued on the current stream
 // and returns without waiting, except copies into pageable host memory, which
 // are synchronous as on CUDA. The memory a pending copy uses is kept alive
-// until the copy has run (Note [Asynchronous execution]).
+// until the copy has run (Note [Asynchronous execution]), unless the copy's
+// stream orders it (device_memory_aliases.h).
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <initializer_list>
 #include <memory>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/aten/cpu_alias.h"
+#include "core/aten/device_memory_aliases.h"
 #include "core/aten/native_ops.h"
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/runtime_accessor.h"
@@ -59,13 +62,19 @@ at::Tensor CpuStagingLike(const at::Tensor& dst, const at::Tensor& src) {
   return staging;
 }
 
-// Keeps the storages of `tensors` alive until the work enqueued before on the
-// current stream of `device` has run.
+// Keeps the storages of `tensors` that the current stream of `device` does
+// not order alive until the work enqueued before on that stream has run.
 void KeepAliveUntilDone(c10::DeviceIndex device,
-                        std::vector<at::Tensor> tensors) {
-  std::vector<c10::Storage> storages;
-  for (const at::Tensor& tensor : tensors) storages.push_back(tensor.storage());
-  EnqueueOnCurrentStream(device, "copy", [storages = std::move(storages)] {});
+                        std::initializer_list<at::Tensor> tensors) {
+  const openreg_stream stream = CurrentDriverStream(device);
+  absl::InlinedVector<c10::Storage, 2> storages;
+  for (const at::Tensor& tensor : tensors) {
+    if (WorkMustOwn(tensor.storage(), stream)) {
+      storages.push_back(tensor.storage());
+    }
+  }
+  if (storages.empty()) return;
+  EnqueueWork(device, stream, "copy", [storages = std::move(storages)] {});
 }
 
 // Enqueues a driver memcpy of src's bytes to dst on the current stream.
@@ -127,17 +136,18 @@ void CopyOnDestinationStream(const at::Tensor& src, const at::Tensor& dst) {
     KeepAliveUntilDone(device, {src, dst});
     return;
   }
+  const openreg_stream stream = CurrentDriverStream(device);
   auto aliases = std::make_shared<CpuAliases>(
-      RuntimeForDevice(device).execution_offsets());
+      DeviceMemoryAliases(stream, CpuAliases::Originals::kHeld));
   at::Tensor dst_alias = aliases->Alias(dst);
   at::Tensor src_alias = aliases->Alias(src);
   // The copy needs the memory, not the openreg tensors (whose Python objects
   // would otherwise outlive the user's last reference until the copy ran).
   aliases->ForgetOriginalTensors();
-  EnqueueOnCurrentStream(device, "aten::copy_",
-                         [aliases, dst_alias, src_alias]() mutable {
-                           dst_alias.copy_(src_alias);
-                         });
+  EnqueueWork(device, stream, "aten::copy_",
+              [aliases, dst_alias, src_alias]() mutable {
+                dst_alias.copy_(src_alias);
+              });
 }
 
 // Makes `waiter` wait for the work enqueued so far on `signaller`; returns

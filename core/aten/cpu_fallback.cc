@@ -15,6 +15,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/aten/argument_devices.h"
 #include "core/aten/cpu_alias.h"
+#include "core/aten/device_memory_aliases.h"
 #include "core/aten/kernel_memory.h"
 #include "core/aten/kernel_results.h"
 #include "core/aten/meta_shapes.h"
@@ -39,10 +40,18 @@ namespace {
 constexpr c10::DispatchKeySet kCpuKeys(c10::DispatchKey::CPU);
 
 // What an enqueued kernel owns: the op, its CPU-side stack and the aliases,
-// which hold every openreg tensor the kernel touches (Note [Asynchronous
-// execution]). Sized inline for the few tensors most ops have, so a launch
-// costs one heap allocation besides the stack.
+// which hold the storages of the openreg tensors the kernel touches that its
+// stream does not order (Note [Asynchronous execution],
+// device_memory_aliases.h). Sized inline for the few tensors most ops have,
+// so a launch costs one heap allocation besides the stack.
 struct KernelLaunch {
+  KernelLaunch(const c10::OperatorHandle& op, const OpFacts& facts,
+               CpuAliases aliases)
+      : op(op),
+        op_name(&facts.schema_name),
+        aliases(std::move(aliases)),
+        result_ordinals(&facts.result_ordinals) {}
+
   c10::OperatorHandle op;
   // The op's name, for error messages (the schema's, of the op called).
   const std::string* op_name;
@@ -55,6 +64,13 @@ struct KernelLaunch {
   // some results undefined), one per result tensor; undefined for an
   // undefined result.
   std::vector<at::Tensor> copy_results_into;
+  // Weak references to the openreg storages of those outputs (empty for an
+  // undefined result), for a kernel that keeps a buffer in memory lent from
+  // one (EndLoan). Held strongly, an output dropped at once would stay
+  // allocated until its kernel ran; dropped, its memory serves only work
+  // enqueued after this kernel, so it is still the kernel's to write (and
+  // to lend), and work enqueued before the drop may read what it writes.
+  std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> outputs;
   // The op's, for computing those results in their outputs' memory (Note
   // [Results computed in their outputs' memory]).
   ResultOrdinals* result_ordinals;
@@ -175,11 +191,9 @@ void PlaceResults(KernelLaunch& launch, ResultMemoryPlan& plan) {
         holder = result.storage().unsafeGetStorageImpl();
       }
     }
-    // The openreg storage whose memory was lent.
-    const c10::Storage* output = launch.aliases.OriginalStorageOf(
-        launch.copy_results_into.at(result_index));
-    TORCH_INTERNAL_ASSERT(output != nullptr);
-    if (EndLoan(lent, holder, *output)) continue;
+    if (EndLoan(lent, holder, launch.outputs.at(result_index))) {
+      continue;
+    }
     launch.result_ordinals->NeverLend();
     TORCH_CHECK(false, "openreg internal error: the CPU kernel of ",
                 *launch.op_name,
@@ -202,8 +216,9 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
     for (size_t i = 0; i < launch.copy_results_into.size(); ++i) {
       const at::Tensor& into = launch.copy_results_into[i];
       if (!into.defined()) continue;
-      plan->AddOutput(i, into.storage().mutable_data(),
-                      into.storage().nbytes());
+      void* const memory = into.storage().mutable_data();
+      if (!MayLendOutputMemory(memory)) continue;
+      plan->AddOutput(i, memory, into.storage().nbytes());
     }
   }
   {
@@ -370,22 +385,21 @@ class FallbackCall {
     return value;
   }
 
-  CpuAliases NewAliases() const {
-    return CpuAliases(runtime_->execution_offsets());
-  }
-
+  // A launch of `op` on the device's current stream, which becomes stream_.
+  // Its aliases hold only the storages the work must own: the caller keeps
+  // its arguments, and with them their memory, until Enqueue.
   std::unique_ptr<KernelLaunch> NewLaunch(const c10::OperatorHandle& op) {
+    stream_ = CurrentDriverStream(*device_);
     return std::make_unique<KernelLaunch>(
-        KernelLaunch{op, &facts_.schema_name, {}, NewAliases(), {}, {},
-                     &facts_.result_ordinals});
+        op, facts_, DeviceMemoryAliases(stream_, CpuAliases::Originals::kHeld));
   }
 
+  // Enqueues the launch NewLaunch made on stream_.
   void Enqueue(std::unique_ptr<KernelLaunch> launch) {
     const c10::DeviceIndex device = *device_;
     const intptr_t execution_offset = runtime_->execution_offset(device);
     launch->aliases.ForgetOriginalTensors();
-    // One stream lookup serves the capture check and the launch.
-    const openreg_stream stream = CurrentDriverStream(device);
+    const openreg_stream stream = stream_;
     if (IsCapturing(stream)) {
       // A graph runs the kernel on every replay, and the boxed call consumes
       // its stack: each run starts from a copy of the arguments.
@@ -496,6 +510,11 @@ class FallbackCall {
       for (const at::Tensor& output : outputs) {
         launch->copy_results_into.push_back(
             output.defined() ? launch->aliases.Alias(output) : at::Tensor());
+        launch->outputs.push_back(
+            output.defined()
+                ? output.storage().getWeakStorageImpl()
+                : c10::weak_intrusive_ptr<c10::StorageImpl>(
+                      c10::intrusive_ptr<c10::StorageImpl>()));
       }
     }
     Enqueue(std::move(launch));
@@ -508,8 +527,8 @@ class FallbackCall {
   void RunAndWait() {
     const size_t count = facts_.argument_count;
     const auto arguments = torch::jit::last(stack_, count);
-    KernelLaunch launch{op_, &facts_.schema_name, {}, NewAliases(), {}, {},
-                        &facts_.result_ordinals};
+    // The kernel runs before this returns: the aliases may hold everything.
+    KernelLaunch launch(op_, facts_, CpuAliases(runtime_->execution_offsets()));
     std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (openreg, alias)
     launch.stack = ToCpuStack(arguments, launch);
     for (size_t i = 0; i < count; ++i) {
@@ -576,6 +595,8 @@ class FallbackCall {
   std::optional<c10::DeviceIndex> device_;
   // The runtime, once Prepare checked the device.
   const Runtime* runtime_ = nullptr;
+  // The stream of the launch NewLaunch made.
+  openreg_stream stream_ = nullptr;
 };
 
 }  // namespace

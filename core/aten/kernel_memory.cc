@@ -26,6 +26,14 @@ thread_local ResultMemoryPlan* result_plan = nullptr;
 // Memory handed to kernels from the device: allocations made inside
 // kernels, not yet freed or adopted, and output memory lent to a kernel,
 // until the loan ends. By the execution address the kernel got.
+//
+// A loan a kernel kept past its return (EndLoan) stays registered until the
+// kernel's buffer is freed. If its output was dropped, the memory went back
+// to the stream's later work and may be handed out again at the same
+// address while the buffer lives: the kept entry then steps aside for the
+// new one. A free at that address removes a kept entry first, which frees
+// nothing: whichever of the two buffers is really freed, the new
+// allocation's memory is released at the earliest when it is.
 class KernelAllocationRegistry {
  public:
   struct Entry {
@@ -33,37 +41,75 @@ class KernelAllocationRegistry {
     intptr_t execution_offset;
     // Output memory on loan: the output owns it, so freeing it does nothing.
     bool lent;
-    // For a loan a kernel kept past its return: the output's storage, kept
-    // alive until the kernel's buffer is freed, so the memory is not handed
-    // out again under it.
+    // A loan whose kernel returned while still holding a buffer in it.
+    bool kept = false;
+    // For a kept loan: the output's storage if the caller still had it,
+    // kept alive until the kernel's buffer is freed, so the memory is not
+    // handed out again under it.
     c10::Storage output;
   };
 
   void Add(void* ptr, Entry entry) {
     absl::MutexLock lock(&mutex_);
-    const bool added = pointers_.emplace(ptr, std::move(entry)).second;
-    TORCH_INTERNAL_ASSERT(added, "openreg internal error: kernel memory at ",
-                          ptr, " handed out twice");
+    auto [it, added] = pointers_.try_emplace(ptr, std::move(entry));
+    if (!added) {
+      TORCH_INTERNAL_ASSERT(it->second.kept,
+                            "openreg internal error: kernel memory at ", ptr,
+                            " handed out twice");
+      kept_aside_[ptr].push_back(std::move(it->second));
+      it->second = std::move(entry);
+    }
     size_.fetch_add(1, std::memory_order_release);
   }
 
-  // Keeps `output` alive while the loan at `ptr` lasts; false if there is
-  // no loan at `ptr`.
-  bool KeepOutputAlive(void* ptr, const c10::Storage& output) {
+  // Whether anything is registered at `ptr`.
+  bool Contains(void* ptr) {
+    if (size_.load(std::memory_order_acquire) == 0) return false;
+    absl::MutexLock lock(&mutex_);
+    return pointers_.contains(ptr) || kept_aside_.contains(ptr);
+  }
+
+  // Marks the loan at `ptr` kept, with `output` alive if it still is (the
+  // lock is taken here, so a failed call touches no storage); false if
+  // there is no loan at `ptr`.
+  bool KeepOutputAlive(
+      void* ptr, const c10::weak_intrusive_ptr<c10::StorageImpl>& output) {
     absl::MutexLock lock(&mutex_);
     auto it = pointers_.find(ptr);
-    if (it == pointers_.end() || !it->second.lent) return false;
-    it->second.output = output;
+    if (it == pointers_.end() || !it->second.lent || it->second.kept) {
+      return false;
+    }
+    it->second.kept = true;
+    it->second.output = c10::Storage(output.lock());
     return true;
   }
 
-  // Removes `ptr` and returns its entry if it was registered. With
-  // `keep_lent`, a loan stays registered and nothing is returned.
-  std::optional<Entry> Remove(void* ptr, bool keep_lent = false) {
+  // Why an entry is removed, which says which entries qualify.
+  enum class Removal {
+    kFree,      // its buffer was freed: a kept loan that stepped aside first
+    kAdopt,     // an allocation becomes an openreg storage: no loan
+    kEndLoan,   // a loan ends with its kernel: only a loan still running
+  };
+
+  // Removes an entry at `ptr` that qualifies for `removal` and returns it,
+  // if there is one.
+  std::optional<Entry> Remove(void* ptr, Removal removal) {
     if (size_.load(std::memory_order_acquire) == 0) return std::nullopt;
     absl::MutexLock lock(&mutex_);
+    if (removal == Removal::kFree) {
+      if (auto aside = kept_aside_.find(ptr); aside != kept_aside_.end()) {
+        Entry entry = std::move(aside->second.back());
+        aside->second.pop_back();
+        if (aside->second.empty()) kept_aside_.erase(aside);
+        size_.fetch_sub(1, std::memory_order_release);
+        return entry;
+      }
+    }
     auto it = pointers_.find(ptr);
-    if (it == pointers_.end() || (keep_lent && it->second.lent)) {
+    if (it == pointers_.end()) return std::nullopt;
+    const Entry& found = it->second;
+    if ((removal == Removal::kAdopt && found.lent) ||
+        (removal == Removal::kEndLoan && (!found.lent || found.kept))) {
       return std::nullopt;
     }
     Entry entry = std::move(it->second);
@@ -75,7 +121,10 @@ class KernelAllocationRegistry {
  private:
   absl::Mutex mutex_;
   absl::flat_hash_map<void*, Entry> pointers_ ABSL_GUARDED_BY(mutex_);
-  // Mirrors pointers_.size() so the common case needs no lock.
+  // Kept loans whose address was handed out again, by address.
+  absl::flat_hash_map<void*, std::vector<Entry>> kept_aside_
+      ABSL_GUARDED_BY(mutex_);
+  // The number of entries in both maps, so the common case needs no lock.
   std::atomic<size_t> size_{0};
 };
 
@@ -97,7 +146,7 @@ c10::Allocator* DefaultCpuAllocator() {
 void RoutedFree(void* ptr) {
   if (ptr == nullptr) return;
   if (std::optional<KernelAllocationRegistry::Entry> entry =
-          Registry().Remove(ptr)) {
+          Registry().Remove(ptr, KernelAllocationRegistry::Removal::kFree)) {
     if (!entry->lent) {
       FreeDeviceMemory(DeviceAddress(ptr, entry->execution_offset));
     }
@@ -168,17 +217,21 @@ ScopedResultMemoryPlan::ScopedResultMemoryPlan(ResultMemoryPlan* plan)
 ScopedResultMemoryPlan::~ScopedResultMemoryPlan() { result_plan = previous_; }
 
 bool EndLoan(void* lent, c10::StorageImpl* holder,
-             const c10::Storage& output) {
+             const c10::weak_intrusive_ptr<c10::StorageImpl>& output) {
   if (holder != nullptr && holder->data() == lent) {
     // The storage keeps the memory as a view: the output owns it.
     c10::DataPtr owning =
         holder->set_data_ptr(c10::DataPtr(lent, c10::Device(c10::kCPU)));
     owning.release_context();
-    Registry().Remove(lent);
+    Registry().Remove(lent, KernelAllocationRegistry::Removal::kEndLoan);
     return true;
   }
   // Either freed inside the kernel, or still held by something else.
   return !Registry().KeepOutputAlive(lent, output);
+}
+
+bool MayLendOutputMemory(void* execution_address) {
+  return !Registry().Contains(execution_address);
 }
 
 bool AdoptKernelStorage(c10::Storage& cpu_storage, c10::DeviceIndex device,
@@ -188,7 +241,7 @@ bool AdoptKernelStorage(c10::Storage& cpu_storage, c10::DeviceIndex device,
   if (data.get_deleter() != &RoutedFree || data.get() == nullptr) return false;
   // Memory lent from an output is the output's; it is never adopted.
   const std::optional<KernelAllocationRegistry::Entry> entry =
-      Registry().Remove(data.get(), /*keep_lent=*/true);
+      Registry().Remove(data.get(), KernelAllocationRegistry::Removal::kAdopt);
   if (!entry.has_value()) return false;
   c10::DataPtr taken = impl->set_data_ptr(c10::DataPtr());
   const size_t nbytes = impl->nbytes();

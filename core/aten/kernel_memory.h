@@ -87,8 +87,17 @@ class ScopedResultMemoryPlan {
 // keeps pointing at it without owning it. Returns false if an allocation
 // other than `holder` still holds it: the kernel kept a buffer past its
 // return in memory that is the output's. That buffer then keeps `output`
-// (the openreg storage the memory belongs to) alive until it is freed.
-bool EndLoan(void* lent, c10::StorageImpl* holder, const c10::Storage& output);
+// (the openreg storage the memory belongs to) alive until it is freed, if
+// the caller still has the output. If not, the memory already serves later
+// work on the output's stream (Note [Stream-ordered reuse]) and may be
+// handed out again while the buffer shares it; the registry stays
+// consistent, and the caller reports the kernel.
+bool EndLoan(void* lent, c10::StorageImpl* holder,
+             const c10::weak_intrusive_ptr<c10::StorageImpl>& output);
+
+// Whether output memory at `execution_address` may be lent to a kernel: not
+// while a kernel's buffer kept from an earlier loan is there (EndLoan).
+bool MayLendOutputMemory(void* execution_address);
 
 // If `cpu_storage` is device memory a kernel allocated for `device`, turns it
 // into an openreg storage over the same memory, at its device address (the

@@ -34,6 +34,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/GradMode.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,13 +46,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/types/span.h"
 #include "core/aten/argument_devices.h"
 #include "core/aten/cpu_alias.h"
+#include "core/aten/device_memory_aliases.h"
 #include "core/aten/native_ops.h"
-#include "core/runtime/runtime.h"
-#include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -144,10 +144,10 @@ void CheckLayerArgument(bool ok, const char* what, const at::Tensor& found) {
 }
 
 // What the layer's kernel owns until it has run: the aliases (which hold the
-// device storages) and the CPU-side arguments and results.
+// device storages its stream does not order, device_memory_aliases.h) and
+// the CPU-side arguments and results.
 struct LayerLaunch {
-  explicit LayerLaunch(absl::Span<const intptr_t> execution_offsets)
-      : aliases(execution_offsets) {}
+  explicit LayerLaunch(CpuAliases aliases) : aliases(std::move(aliases)) {}
 
   CpuAliases aliases;
   std::vector<at::Tensor> inputs;   // input, w0..w3, hx, cx
@@ -234,14 +234,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> MkldnnRnnLayer(
   }
   const c10::DeviceGuard guard(input.device());
   const bool grad_enabled = c10::GradMode::is_enabled();
+  const openreg_stream stream = CurrentDriverStream(*device);
 
   auto launch = std::make_unique<LayerLaunch>(
-      RuntimeForDevice(*device).execution_offsets());
+      DeviceMemoryAliases(stream, CpuAliases::Originals::kHeld));
   // oneDNN reads the input and states as dense arrays, whatever their
-  // strides.
-  for (const at::Tensor& tensor :
-       {input.contiguous(), weight0, weight1, weight2, weight3, hx.contiguous(),
-        cx.contiguous()}) {
+  // strides. The dense copies live until the launch is enqueued: freed
+  // before, their memory could become the outputs' (the aliases do not hold
+  // memory ordered on the stream).
+  const std::array<at::Tensor, 7> inputs = {
+      input.contiguous(), weight0,         weight1,        weight2,
+      weight3,            hx.contiguous(), cx.contiguous()};
+  for (const at::Tensor& tensor : inputs) {
     launch->inputs.push_back(launch->aliases.Alias(tensor));
   }
   at::Tensor output = at::empty({steps, batch, hidden_size}, input.options());
@@ -267,8 +271,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> MkldnnRnnLayer(
   launch->train = train;
   launch->grad_enabled = grad_enabled;
   launch->aliases.ForgetOriginalTensors();
-  EnqueueOnCurrentStream(*device, LayerOpName(),
-                         [launch = std::move(launch)] { launch->Run(); });
+  EnqueueWork(*device, stream, LayerOpName(),
+              [launch = std::move(launch)] { launch->Run(); });
   return {std::move(output), std::move(hy), std::move(cy),
           std::move(workspace)};
 }

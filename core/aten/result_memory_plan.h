@@ -24,13 +24,15 @@
 // theirs are cloned out of it before any output is written.
 //
 // Lending the output's memory to a kernel is safe because nothing else may
-// touch a fresh output until its kernel finished, and the loan ends when
-// the kernel returns: a result holding the memory keeps pointing at it
-// without owning it, and a scratch buffer that took it has been freed. An
-// allocation that took it and is still alive after the kernel returned
-// (a kernel keeping a buffer in a cache) would share memory with the
-// output; the fallback reports that as an internal error of the op, never
-// silently (cpu_fallback.cc).
+// touch a fresh output until its kernel finished (a caller that drops it
+// first gives its memory to work enqueued later: Note [Stream-ordered
+// reuse]), and the loan ends when the kernel returns: a result holding the
+// memory keeps pointing at it without owning it, and a scratch buffer that
+// took it has been freed. An allocation that took it and is still alive
+// after the kernel returned (a kernel keeping a buffer in a cache) would
+// share memory with the output, or with whatever took a dropped output's
+// memory; the fallback reports that as an internal error of the op, never
+// silently, and lends that op nothing again (cpu_fallback.cc).
 //
 // Thread-safety: a ResultMemoryPlan belongs to one kernel run on one
 // thread. ResultOrdinals are shared by every run of an op, on any thread;

@@ -4,8 +4,6 @@
 
 #include "core/aten/argument_devices.h"
 #include "core/aten/native_ops.h"
-#include "core/torch_runtime/device_allocator.h"
-#include "core/torch_runtime/runtime_accessor.h"
 
 namespace openreg {
 
@@ -81,12 +79,6 @@ void StructuredOutput::Set(at::IntArrayRef sizes, at::IntArrayRef strides,
                   (!exact_strides || tensor_.strides() == strides);
       return;
   }
-}
-
-CpuAliases DeviceMemoryAliases(openreg_stream stream) {
-  return CpuAliases(RuntimeOrThrow().execution_offsets(),
-                    CpuAliases::Originals::kBorrowed,
-                    {StreamOrderingWork(stream), &OrderedOnStream});
 }
 
 }  // namespace openreg

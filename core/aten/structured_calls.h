@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/aten/cpu_alias.h"
+#include "core/aten/device_memory_aliases.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_stream.h"
 #include "core/torch_runtime/work_record.h"
@@ -133,13 +134,6 @@ inline HeldOptionalTensor HeldArgument(CpuAliases& aliases,
   return {aliases.Alias(*value)};
 }
 
-// An empty alias table for openreg device memory, borrowing the original
-// tensors and their aliases: the call's arguments and outputs, and the
-// aliases Enqueue holds for the impl function, outlive its
-// ForgetOriginalTensors. It holds only the storages that work enqueued on
-// `stream` must own (WorkStreamOrder).
-CpuAliases DeviceMemoryAliases(openreg_stream stream);
-
 // One call of the structured op whose CPU implementation is `Impl` (ATen's
 // at::native::structured_<op>_out_cpu or structured_<op>_out, derived from
 // the op's meta class), which has `kOutputs` outputs: call meta(...) with the
@@ -188,7 +182,10 @@ class StructuredCall final : public Impl {
   void Enqueue(const char* op_name, const Args&... args) {
     const c10::DeviceIndex device = outputs_[0].tensor().device().index();
     const openreg_stream stream = CurrentDriverStream(device);
-    CpuAliases aliases = DeviceMemoryAliases(stream);
+    // Borrowing: the call's arguments and outputs, and the aliases held for
+    // the impl function, outlive ForgetOriginalTensors.
+    CpuAliases aliases =
+        DeviceMemoryAliases(stream, CpuAliases::Originals::kBorrowed);
     auto held = std::tuple_cat(
         std::make_tuple(HeldArgument(aliases, args)...),
         AliasesOfOutputs(aliases, std::make_index_sequence<kOutputs>()));

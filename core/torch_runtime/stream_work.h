@@ -7,13 +7,14 @@
 // the work has run, even when Python drops its tensors right after
 // enqueueing. Memory stream-ordered on the work's own stream needs no owner:
 // once freed it serves only later work on that stream until the stream has
-// caught up (Note [Stream-ordered reuse], device_memory_pool.h), so the
-// structured ops and TensorIterator loops, the ops every step runs, do not
-// hold it (OrderedOnStream, device_allocator.h). Once the driver has run the
-// work, the object comes back to the
-// core and is destroyed on a user thread: by the launching thread as soon as
-// the launch returns if the driver ran it before returning (a synchronous
-// driver), otherwise the next time any thread enqueues work or synchronizes.
+// caught up (Note [Stream-ordered reuse], device_memory_pool.h), so ops
+// (structured ops, TensorIterator loops, the CPU fallback, copies) do not
+// hold it (OrderedOnStream, device_allocator.h); collectives and compiled
+// kernels still hold everything. Once the driver has run the work, the
+// object comes back to the core and is destroyed on a user thread: by the
+// launching thread as soon as the launch returns if the driver ran it before
+// returning (a synchronous driver), otherwise the next time any thread
+// enqueues work or synchronizes.
 // Destroying tensors may free device memory or touch Python objects, which
 // must not happen on a driver's thread.
 //

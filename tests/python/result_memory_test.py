@@ -78,11 +78,12 @@ def test_a_convolution_allocates_no_device_memory_for_its_result_besides_its_out
     x, weight, bias = (t.to("openreg") for t in (torch.randn(8, 16, 64, 64), torch.randn(32, 16, 3, 3),
                                                 torch.randn(32)))
     output_bytes = 8 * 32 * 64 * 64 * 4
-    for _ in range(2):
-        F.conv2d(x, weight, bias, padding=1)
+    # Only an output still alive when its kernel starts is lent (an asynchronous driver may start it after the
+    # caller dropped the output): the outputs are kept.
+    outputs = [F.conv2d(x, weight, bias, padding=1) for _ in range(2)]
     torch.openreg.synchronize()
     before = torch.openreg.memory_stats()["allocated_bytes.all.allocated"]
-    F.conv2d(x, weight, bias, padding=1)
+    outputs.append(F.conv2d(x, weight, bias, padding=1))
     torch.openreg.synchronize()
     allocated = torch.openreg.memory_stats()["allocated_bytes.all.allocated"] - before
     # The output, and oneDNN's blocked result it reorders from, also of the output's size; without the loan the
@@ -124,12 +125,8 @@ def test_embedding_gradient_whose_out_overload_is_generated_equals_the_cpu():
         assert_same(gradient("openreg"), expected, **EXACT)
 
 
-@pytest.fixture(scope="module")
-def keeping_op():
-    """A test op whose CPU kernel keeps one of two buffers of its result's size in a cache, alternating which."""
-    library = torch.library.Library("openreg_result_memory_test", "DEF")
-    library.define("keep_one(Tensor x) -> Tensor")
-    cache = []
+def _keeping_kernel(cache):
+    """A CPU kernel that keeps one of two buffers of its result's size in `cache`, alternating which."""
     calls = [0]
 
     def kernel(x):
@@ -141,26 +138,77 @@ def keeping_op():
         cache.append(kept)
         return result
 
-    library.impl("keep_one", kernel, "CPU")
-    library.impl("keep_one", lambda x: torch.empty_like(x), "Meta")
-    yield torch.ops.openreg_result_memory_test.keep_one.default, cache
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def keeping_ops():
+    """Two test ops running _keeping_kernel, one per test: an op that kept lent memory is never lent again."""
+    library = torch.library.Library("openreg_result_memory_test", "DEF")
+    cache = []
+    ops = {}
+    for name in ("keep_one", "keep_one_dropped"):
+        library.define(f"{name}(Tensor x) -> Tensor")
+        library.impl(name, _keeping_kernel(cache), "CPU")
+        library.impl(name, lambda x: torch.empty_like(x), "Meta")
+        ops[name] = getattr(torch.ops.openreg_result_memory_test, name).default
+    yield ops, cache
     cache.clear()
     library._destroy()
 
 
-def test_a_kernel_keeping_memory_it_was_lent_raises_and_is_never_lent_again(keeping_op):
-    op, cache = keeping_op
+def _assert_fresh_memory_is_intact():
+    fresh = [torch.full((4096,), float(i), device="openreg") for i in range(8)]
+    for i, tensor in enumerate(fresh):
+        assert_same(tensor, torch.full((4096,), float(i)))
+
+
+def test_a_kernel_keeping_memory_it_was_lent_raises_and_is_never_lent_again(keeping_ops):
+    ops, cache = keeping_ops
+    op = ops["keep_one"]
     x = torch.arange(4096, dtype=torch.float32)
     # The first run keeps its second buffer and returns its first: the next run is lent the output's memory for
-    # its first buffer, and keeps it.
+    # its first buffer, and keeps it. Only an output alive when its kernel starts is lent, so the test keeps it.
     assert_same(op(x.to("openreg")), x * 2, **EXACT)
+    outputs = []
     with pytest.raises(RuntimeError, match="kept a buffer past its return in memory openreg had lent"):
-        op(x.to("openreg"))
+        outputs.append(op(x.to("openreg")))
         torch.openreg.synchronize()
+    outputs.clear()
     for _ in range(3):
         assert_same(op(x.to("openreg")), x * 2, **EXACT)
     # Frees the kept buffers, the lent one included, which kept its output's memory from being handed out again.
     cache.clear()
-    fresh = [torch.full((4096,), float(i), device="openreg") for i in range(8)]
-    for i, tensor in enumerate(fresh):
-        assert_same(tensor, torch.full((4096,), float(i)))
+    _assert_fresh_memory_is_intact()
+
+
+def test_a_kernel_keeping_memory_lent_from_a_dropped_output_is_reported_and_later_work_is_right(keeping_ops):
+    """An output dropped at once may be freed before its kernel runs (on an asynchronous driver): its memory then
+    serves work enqueued later, and is handed out again while the kernel's kept buffer shares it. The kernel is
+    reported, and nothing else goes wrong: later kernels allocate and lend that memory, and freeing the kept buffer
+    frees nobody else's."""
+    ops, cache = keeping_ops
+    op = ops["keep_one_dropped"]
+    x = torch.arange(4096, dtype=torch.float32)
+    assert_same(op(x.to("openreg")), x * 2, **EXACT)  # learns which allocation becomes the result
+    device_x = x.to("openreg")
+    # Keeps the stream busy while the host drops every output, on an asynchronous driver.
+    slow = torch.ones(1500, 1500, device="openreg")
+    slow @ slow
+    reported = []
+    for call in [lambda: op(device_x)] * 4 + [torch.openreg.synchronize]:
+        try:
+            call()
+        except RuntimeError as error:
+            reported.append(str(error))
+    assert len(reported) == 1 and "kept a buffer past its return in memory openreg had lent" in reported[0]
+    # The kept buffer's memory is settled and free (or taken by a later output): kernels allocating memory of its
+    # size inside their work, and ops lending their outputs, run on it.
+    for _ in range(3):
+        assert_same(op(device_x), x * 2, **EXACT)
+        assert_same(device_x.median(), x.median(), **EXACT)
+        assert_same(F.conv1d(device_x.view(1, 1, -1), torch.ones(1, 1, 1, device="openreg")), x.view(1, 1, -1))
+    cache.clear()
+    for _ in range(3):
+        assert_same(device_x.median(), x.median(), **EXACT)
+    _assert_fresh_memory_is_intact()

@@ -30,8 +30,7 @@ def test_a_loop_of_dropped_results_reuses_the_same_memory():
     # Results of 128 KiB, each dropped at once, with no synchronization: when
     # every result stayed allocated until its op ran, threaded_sim's peak was
     # 134 MB for 2,000 relus (1,027 results alive at once). relu and add are
-    # TensorIterator loops, softmax a structured op. (The CPU fallback's ops,
-    # sin for one, still keep their storages until they have run.)
+    # TensorIterator loops, softmax a structured op.
     x = torch.randn(32768, device="openreg")
     y = torch.randn(32768, device="openreg")
     torch.openreg.synchronize()
@@ -46,6 +45,25 @@ def test_a_loop_of_dropped_results_reuses_the_same_memory():
     assert peak <= 128 * 1024, f"peak {peak} bytes above the inputs"
 
 
+def test_a_loop_of_dropped_fallback_and_copy_results_reuses_the_same_memory():
+    # The same for the CPU fallback (sin runs ATen's CPU kernel on the
+    # stream) and copies (clone is a driver memcpy, a conversion to float64
+    # ATen's copy kernel). Before they let go of memory ordered on their own
+    # stream, 1,000 dropped sin results peaked at 33 MB on threaded_sim.
+    x = torch.randn(32768, device="openreg")
+    torch.openreg.synchronize()
+    torch.openreg.reset_peak_memory_stats()
+    base = torch.openreg.memory_allocated()
+    for _ in range(1000):
+        x.sin()
+        x.clone()
+        x.to(torch.float64)
+    torch.openreg.synchronize()
+    peak = torch.openreg.max_memory_allocated() - base
+    # One result of each size alive at once, at most.
+    assert peak <= 3 * 128 * 1024, f"peak {peak} bytes above the input"
+
+
 def test_memory_reused_on_a_lagging_stream_keeps_every_value():
     printed = run_on_a_lagging_stream(
         """
@@ -58,6 +76,29 @@ def test_memory_reused_on_a_lagging_stream_keeps_every_value():
             del x                    # its memory serves the next full()
         wrong = sum(int((y != 3 * trial + 1).sum().item())
                     for trial, y in enumerate(kept))
+        print("wrong:", wrong)
+        """
+    )
+    assert "wrong: 0" in printed
+
+
+def test_fallback_and_copy_results_on_a_lagging_stream_keep_every_value():
+    # Each op reads x after the host dropped it and the next full() took its
+    # memory: only stream order keeps the values.
+    printed = run_on_a_lagging_stream(
+        """
+        import math
+        import torch
+        n = 1 << 16
+        kept = []
+        for trial in range(40):
+            x = torch.full((n,), float(trial), device="openreg")
+            kept.append((x.sin(), x.clone(), x.to(torch.float64)))
+            del x
+        wrong = 0
+        for trial, (sin, clone, wide) in enumerate(kept):
+            wrong += int((sin != torch.tensor(float(trial)).sin().item()).sum().item())
+            wrong += int((clone != trial).sum().item()) + int((wide != trial).sum().item())
         print("wrong:", wrong)
         """
     )

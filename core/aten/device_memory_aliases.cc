@@ -1,0 +1,18 @@
+#include "core/aten/device_memory_aliases.h"
+
+#include "core/torch_runtime/device_allocator.h"
+#include "core/torch_runtime/runtime_accessor.h"
+
+namespace openreg {
+
+CpuAliases DeviceMemoryAliases(openreg_stream stream,
+                               CpuAliases::Originals originals) {
+  return CpuAliases(RuntimeOrThrow().execution_offsets(), originals,
+                    {StreamOrderingWork(stream), &OrderedOnStream});
+}
+
+bool WorkMustOwn(const c10::Storage& storage, openreg_stream stream) {
+  return !OrderedOnStream(storage, StreamOrderingWork(stream));
+}
+
+}  // namespace openreg
