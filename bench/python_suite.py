@@ -31,7 +31,7 @@ import torch
 from alternation import DEFAULT_MIN_SECONDS, DEFAULT_REPEATS, Alternation, alternate
 from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, graph_replays,
                    seconds_per_call, small_mlp_adam)
-from reference_process import ReferenceProcess
+from reference_process import ReferenceProcess, run_with_malloc_keeping_freed_memory
 from models import CALLS, DEFAULT_CALLS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -159,6 +159,7 @@ def profiling_overhead(calls, alternation):
 
 
 def main():
+    run_with_malloc_keeping_freed_memory()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS, help="the fewest pairs a measurement takes")
     parser.add_argument("--min-seconds", type=float, default=DEFAULT_MIN_SECONDS,

@@ -5,7 +5,17 @@ history can change their speed:
 - CPU eager: if openreg slowed the process's CPU work (it once did, 1.5-3x,
   see docs/performance.md), the reference is slowed too and every ratio looks
   better than it is. Its process never loads the backend
-  (TORCH_DEVICE_BACKEND_AUTOLOAD=0).
+  (TORCH_DEVICE_BACKEND_AUTOLOAD=0). Nor does it pay for glibc's malloc
+  handing large tensors back to the kernel: with its default threshold a
+  4 MiB conv2d output was mapped and faulted in anew on every call, 5.2 ms
+  against 1.7 ms with the memory kept (openreg's caching allocator keeps
+  its memory, so the ratio flattered it 3x), and whether that happened
+  depended on what the process had allocated before. Both thresholds are
+  fixed high (MALLOC_MMAP_THRESHOLD_, and MALLOC_TRIM_THRESHOLD_: alone, the
+  first moves the faults to the top of the heap, given back at each free),
+  so CPU eager keeps its freed memory too, in every process of the suite
+  (python_suite.py re-executes itself with them), so that the "host CPU"
+  row compares processes that differ only in openreg.
 - openreg eager, for the graph-replay and compiled rows: replaying a graph on
   threaded_sim gives back the replaying thread's OpenMP pool, after which
   OpenMP barriers spin and eager steps in that process took 1.5-2.2 ms
@@ -28,11 +38,22 @@ import subprocess
 import sys
 
 
+# glibc malloc settings of every process of the suite (see above); glibc reads them at start.
+MALLOC_KEEPS_FREED_MEMORY = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
+def run_with_malloc_keeping_freed_memory():
+    """Re-executes this process with MALLOC_KEEPS_FREED_MEMORY unless it already runs with it."""
+    if all(os.environ.get(name) == value for name, value in MALLOC_KEEPS_FREED_MEMORY.items()):
+        return
+    os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, **MALLOC_KEEPS_FREED_MEMORY})
+
+
 class ReferenceProcess:
     """The client: times the reference cases of `device` ("cpu" or "openreg") in the worker process."""
 
     def __init__(self, device):
-        env = dict(os.environ)
+        env = {**os.environ, **MALLOC_KEEPS_FREED_MEMORY}
         if device == "cpu":
             env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
         self._device = device
