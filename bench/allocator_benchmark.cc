@@ -27,11 +27,18 @@ constexpr int64_t kLarge = 4 << 20;  // large pool
 
 void NoReclaim() {}
 
+using Allocators =
+    std::map<std::string, std::pair<std::unique_ptr<Driver>,
+                                    std::unique_ptr<CachingDeviceAllocator>>>;
+
 // One loaded driver and allocator per driver, for the life of the process.
+Allocators& LoadedAllocators() {
+  static auto* allocators = new Allocators();
+  return *allocators;
+}
+
 CachingDeviceAllocator& AllocatorFor(const std::string& driver_name) {
-  static auto* allocators =
-      new std::map<std::string, std::pair<std::unique_ptr<Driver>,
-                                          std::unique_ptr<CachingDeviceAllocator>>>();
+  Allocators* allocators = &LoadedAllocators();
   auto it = allocators->find(driver_name);
   if (it == allocators->end()) {
     std::unique_ptr<Driver> driver = LoadShippedDriver(driver_name);
@@ -115,6 +122,28 @@ class RatioReporter : public benchmark::ConsoleReporter {
   std::vector<std::pair<std::string, double>> results_;
 };
 
+// Whether every block the benchmarks allocated was freed: a benchmark that
+// loses its blocks measures a growing pool, and runs out of device memory in
+// a long run (the test runs it briefly: tests/bench).
+bool AllBlocksFreed() {
+  bool freed = true;
+  for (const auto& [name, loaded] : LoadedAllocators()) {
+    const int64_t allocated = loaded.second->pool(0)
+                                  .stats()
+                                  .allocated_bytes[StatPool::kAll]
+                                  .current;
+    if (allocated != 0) {
+      std::fprintf(stderr,
+                   "allocator_benchmark: %lld bytes still allocated on %s "
+                   "after the benchmarks; each benchmark must free every "
+                   "block it allocates\n",
+                   static_cast<long long>(allocated), name.c_str());
+      freed = false;
+    }
+  }
+  return freed;
+}
+
 }  // namespace
 }  // namespace openreg
 
@@ -125,5 +154,5 @@ int main(int argc, char** argv) {
   openreg::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  return 0;
+  return openreg::AllBlocksFreed() ? 0 : 1;
 }
