@@ -39,7 +39,7 @@ void FreeDeviceMemory(void* ptr) {
   // Not started: a forked child, where the parent's memory is not ours.
   Runtime* runtime = Runtime::IfStarted();
   if (runtime == nullptr) return;
-  if (!runtime->device_memory().Free(ptr)) {
+  if (!runtime->device_memory().FreeAt(ptr)) {
     // A deleter must not throw; an unknown pointer here is a core bug.
     TORCH_WARN("openreg: freeing memory the caching allocator does not know: ",
                ptr);

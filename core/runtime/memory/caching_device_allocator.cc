@@ -90,7 +90,7 @@ std::vector<DeviceMemoryPool*> CachingDeviceAllocator::PrivatePools() const {
   return pools;
 }
 
-bool CachingDeviceAllocator::Free(void* ptr) {
+bool CachingDeviceAllocator::FreeAt(void* ptr) {
   // A device's own pool serves nearly every free, and never retires.
   for (const auto& pool : pools_) {
     if (pool->FreeAt(ptr)) return true;

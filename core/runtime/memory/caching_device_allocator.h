@@ -65,9 +65,11 @@ class CachingDeviceAllocator {
   size_t PrivatePoolReservedBytes(int32_t device,
                                   const PrivatePoolId& pool) const;
 
-  // Frees memory from Allocate. False when `ptr` is not allocated memory of
-  // this allocator (never handed out, or freed already).
-  bool Free(void* ptr);
+  // Frees the memory at `ptr` from Allocate, looking its block up. False
+  // when `ptr` is not allocated memory of this allocator (never handed out,
+  // or freed already). Named apart from Free(Block*): a Block* kept in a
+  // void* would otherwise free by the wrong address without a word.
+  [[nodiscard]] bool FreeAt(void* ptr);
   // Frees a block from Allocate, without looking it up.
   void Free(Block* block);
 

@@ -42,21 +42,21 @@ TEST_P(CachingDeviceAllocatorTest, KnowsEachPointersDevice) {
   EXPECT_EQ(allocator_->DeviceOf(on0).value(), 0);
   EXPECT_EQ(allocator_->DeviceOf(on1).value(), 1);
   EXPECT_EQ(allocator_->pool(1).stats().allocation[StatPool::kAll].current, 1);
-  EXPECT_TRUE(allocator_->Free(on0));
-  EXPECT_TRUE(allocator_->Free(on1));
+  EXPECT_TRUE(allocator_->FreeAt(on0));
+  EXPECT_TRUE(allocator_->FreeAt(on1));
 }
 
 TEST_P(CachingDeviceAllocatorTest, RefusesPointersItDidNotHandOut) {
   void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value()->ptr;
   void* interior = static_cast<char*>(ptr) + 512;
-  EXPECT_FALSE(allocator_->Free(interior));
+  EXPECT_FALSE(allocator_->FreeAt(interior));
   absl::Status recorded =
       allocator_->RecordStream(interior, /*stream=*/nullptr);
   EXPECT_EQ(recorded.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(recorded.message()),
               HasSubstr("is not the start of memory allocated by openreg"));
-  EXPECT_TRUE(allocator_->Free(ptr));
-  EXPECT_FALSE(allocator_->Free(ptr));  // twice
+  EXPECT_TRUE(allocator_->FreeAt(ptr));
+  EXPECT_FALSE(allocator_->FreeAt(ptr));  // twice
 }
 
 // Many threads allocate, record streams and free at random on both devices;
@@ -95,11 +95,11 @@ TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
         live.push_back(ptr);
         if (live.size() > 6 || random() % 2 == 0) {
           const size_t victim = random() % live.size();
-          ASSERT_TRUE(allocator_->Free(live[victim]));
+          ASSERT_TRUE(allocator_->FreeAt(live[victim]));
           live.erase(live.begin() + victim);
         }
       }
-      for (void* ptr : live) ASSERT_TRUE(allocator_->Free(ptr));
+      for (void* ptr : live) ASSERT_TRUE(allocator_->FreeAt(ptr));
     });
   }
   for (std::thread& thread : threads) thread.join();
@@ -135,7 +135,7 @@ TEST_P(CachingDeviceAllocatorTest, PrivatePoolsStayReservedWhileUsed) {
           ->ptr;
   // Private memory is not the device pool's.
   EXPECT_EQ(allocator_->pool(0).stats().allocation[StatPool::kAll].current, 0);
-  EXPECT_TRUE(allocator_->Free(freed));
+  EXPECT_TRUE(allocator_->FreeAt(freed));
   ASSERT_TRUE(allocator_->pool(0).EmptyCache().ok());
   const size_t reserved = allocator_->PrivatePoolReservedBytes(0, pool);
   EXPECT_GE(reserved, size_t{64} << 20);
@@ -144,7 +144,7 @@ TEST_P(CachingDeviceAllocatorTest, PrivatePoolsStayReservedWhileUsed) {
   // The last user gone: cached memory returns, the rest when freed.
   ASSERT_TRUE(allocator_->ReleasePrivatePool(0, pool).ok());
   EXPECT_LT(allocator_->PrivatePoolReservedBytes(0, pool), reserved);
-  EXPECT_TRUE(allocator_->Free(kept));
+  EXPECT_TRUE(allocator_->FreeAt(kept));
   EXPECT_EQ(allocator_->PrivatePoolReservedBytes(0, pool), 0u);
   EXPECT_EQ(allocator_->ReleasePrivatePool(0, pool).code(),
             absl::StatusCode::kFailedPrecondition);

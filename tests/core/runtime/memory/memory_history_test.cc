@@ -74,14 +74,14 @@ TEST_P(MemoryHistoryTest, RecordsNothingWhenOff) {
   ASSERT_EQ(snapshot.segments.size(), 1u);
   EXPECT_EQ(snapshot.segments[0].blocks[0].frames, nullptr);
   EXPECT_EQ(*count_, 0);
-  EXPECT_TRUE(allocator_->Free(ptr));
+  EXPECT_TRUE(allocator_->FreeAt(ptr));
 }
 
 TEST_P(MemoryHistoryTest, TracesEveryActionInOrder) {
   allocator_->EnableHistory(Tracing(100, ContextWhen::kAll),
                             CountingGatherer(count_));
   void* ptr = allocator_->Allocate(1, 4096, NoReclaim).value()->ptr;
-  EXPECT_TRUE(allocator_->Free(ptr));
+  EXPECT_TRUE(allocator_->FreeAt(ptr));
   ASSERT_TRUE(allocator_->pool(1).EmptyCache().ok());
   const std::vector<TraceEntry> trace = allocator_->Snapshot().device_traces[1];
   EXPECT_THAT(Actions(trace),
@@ -103,7 +103,7 @@ TEST_P(MemoryHistoryTest, ContextAllocKeepsNoFreeStacks) {
   allocator_->EnableHistory(Tracing(100, ContextWhen::kAlloc),
                             CountingGatherer(count_));
   void* ptr = allocator_->Allocate(0, 4096, NoReclaim).value()->ptr;
-  EXPECT_TRUE(allocator_->Free(ptr));
+  EXPECT_TRUE(allocator_->FreeAt(ptr));
   const std::vector<TraceEntry> trace = allocator_->Snapshot().device_traces[0];
   ASSERT_EQ(Actions(trace)[2], "free_requested");
   EXPECT_NE(trace[1].frames, nullptr);
@@ -115,7 +115,7 @@ TEST_P(MemoryHistoryTest, RingBufferKeepsTheNewestEntries) {
                             CountingGatherer(count_));
   for (int i = 0; i < 10; ++i) {
     void* ptr = allocator_->Allocate(0, 512 * (i + 1), NoReclaim).value()->ptr;
-    EXPECT_TRUE(allocator_->Free(ptr));
+    EXPECT_TRUE(allocator_->FreeAt(ptr));
   }
   const std::vector<TraceEntry> trace = allocator_->Snapshot().device_traces[0];
   ASSERT_EQ(trace.size(), 5u);
@@ -136,7 +136,7 @@ TEST_P(MemoryHistoryTest, DisableDropsTheTraceAndStateKeepsStacksOnly) {
   allocator_->EnableHistory(Tracing(100, ContextWhen::kAll),
                             CountingGatherer(count_));
   EXPECT_TRUE(
-      allocator_->Free(allocator_->Allocate(0, 4096, NoReclaim).value()->ptr));
+      allocator_->FreeAt(allocator_->Allocate(0, 4096, NoReclaim).value()->ptr));
   allocator_->DisableHistory();
   EXPECT_TRUE(allocator_->Snapshot().device_traces[0].empty());
   HistorySettings state;
@@ -155,7 +155,7 @@ TEST_P(MemoryHistoryTest, DisableDropsTheTraceAndStateKeepsStacksOnly) {
     }
   }
   EXPECT_TRUE(found);
-  EXPECT_TRUE(allocator_->Free(ptr));
+  EXPECT_TRUE(allocator_->FreeAt(ptr));
 }
 
 TEST_P(MemoryHistoryTest, SkippedActionsAreNotRecorded) {
@@ -165,7 +165,7 @@ TEST_P(MemoryHistoryTest, SkippedActionsAreNotRecorded) {
       (1u << static_cast<int>(TraceAction::kSnapshot));
   allocator_->EnableHistory(settings, CountingGatherer(count_));
   EXPECT_TRUE(
-      allocator_->Free(allocator_->Allocate(0, 4096, NoReclaim).value()->ptr));
+      allocator_->FreeAt(allocator_->Allocate(0, 4096, NoReclaim).value()->ptr));
   EXPECT_THAT(Actions(allocator_->Snapshot().device_traces[0]),
               ElementsAre("segment_alloc", "alloc", "free_completed"));
 }
@@ -191,7 +191,7 @@ TEST_P(MemoryHistoryTest, SegmentsAgreeWithStatistics) {
     live.push_back(allocator_->Allocate(0, size, NoReclaim).value()->ptr);
     if (random() % 2 == 0) {
       const size_t victim = random() % live.size();
-      EXPECT_TRUE(allocator_->Free(live[victim]));
+      EXPECT_TRUE(allocator_->FreeAt(live[victim]));
       live.erase(live.begin() + victim);
     }
   }
@@ -214,7 +214,7 @@ TEST_P(MemoryHistoryTest, SegmentsAgreeWithStatistics) {
   EXPECT_EQ(allocated, stats.allocated_bytes[StatPool::kAll].current);
   EXPECT_EQ(requested, stats.requested_bytes[StatPool::kAll].current);
   EXPECT_EQ(blocks, stats.allocation[StatPool::kAll].current);
-  for (void* ptr : live) EXPECT_TRUE(allocator_->Free(ptr));
+  for (void* ptr : live) EXPECT_TRUE(allocator_->FreeAt(ptr));
 }
 
 TEST_P(MemoryHistoryTest, PrivatePoolSegmentsCarryTheirId) {
@@ -229,7 +229,7 @@ TEST_P(MemoryHistoryTest, PrivatePoolSegmentsCarryTheirId) {
     ids.push_back(segment.pool);
   }
   EXPECT_THAT(ids, ElementsAre(pool));
-  EXPECT_TRUE(allocator_->Free(ptr));
+  EXPECT_TRUE(allocator_->FreeAt(ptr));
   ASSERT_TRUE(allocator_->ReleasePrivatePool(0, pool).ok());
 }
 
@@ -247,7 +247,7 @@ TEST_P(MemoryHistoryTest, ConcurrentRecordingAndSnapshots) {
             allocator_->Allocate(device, random() % 65536, NoReclaim)
                 .value()
                 ->ptr;
-        EXPECT_TRUE(allocator_->Free(ptr));
+        EXPECT_TRUE(allocator_->FreeAt(ptr));
       }
     });
   }
