@@ -18,6 +18,7 @@
 #include "core/aten/device_memory_aliases.h"
 #include "core/aten/native_ops.h"
 #include "core/runtime/runtime.h"
+#include "core/torch_runtime/device_allocator.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
@@ -67,9 +68,10 @@ at::Tensor CpuStagingLike(const at::Tensor& dst, const at::Tensor& src) {
 void KeepAliveUntilDone(c10::DeviceIndex device,
                         std::initializer_list<at::Tensor> tensors) {
   const openreg_stream stream = CurrentDriverStream(device);
+  const openreg_stream ordering = StreamOrderingWork(stream);
   absl::InlinedVector<c10::Storage, 2> storages;
   for (const at::Tensor& tensor : tensors) {
-    if (WorkMustOwn(tensor.storage(), stream)) {
+    if (!OrderedOnStream(tensor.storage(), ordering)) {
       storages.push_back(tensor.storage());
     }
   }

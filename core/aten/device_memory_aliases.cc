@@ -11,8 +11,4 @@ CpuAliases DeviceMemoryAliases(openreg_stream stream,
                     {StreamOrderingWork(stream), &OrderedOnStream});
 }
 
-bool WorkMustOwn(const c10::Storage& storage, openreg_stream stream) {
-  return !OrderedOnStream(storage, StreamOrderingWork(stream));
-}
-
 }  // namespace openreg

@@ -15,21 +15,17 @@
 #ifndef OPENREG_CORE_ATEN_DEVICE_MEMORY_ALIASES_H_
 #define OPENREG_CORE_ATEN_DEVICE_MEMORY_ALIASES_H_
 
-#include <c10/core/Storage.h>
-
 #include "core/aten/cpu_alias.h"
 #include "driver_abi/openreg_driver.h"
 
 namespace openreg {
 
 // An empty alias table for work to be enqueued on `stream` of the device
-// runtime's devices.
+// runtime's devices. Work that holds storages without aliases applies the
+// same rule directly: OrderedOnStream(storage, StreamOrderingWork(stream))
+// (core/torch_runtime/device_allocator.h).
 CpuAliases DeviceMemoryAliases(openreg_stream stream,
                                CpuAliases::Originals originals);
-
-// Whether work enqueued now on `stream` must hold `storage` until it has
-// run (the rule above).
-bool WorkMustOwn(const c10::Storage& storage, openreg_stream stream);
 
 }  // namespace openreg
 
