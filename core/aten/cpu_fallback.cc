@@ -23,6 +23,7 @@
 #include "core/aten/op_facts.h"
 #include "core/aten/out_variants.h"
 #include "core/aten/result_memory_plan.h"
+#include "core/aten/results_into_outputs.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
 #include "core/torch_runtime/device_allocator.h"
@@ -131,19 +132,14 @@ Placements PlacementsOf(const KernelLaunch& launch) {
   return placements;
 }
 
-// Whether `result` is laid out as its output's alias `into` (in whatever
-// memory).
-bool SameView(const at::Tensor& result, const at::Tensor& into) {
-  return result.dtype() == into.dtype() && result.sizes() == into.sizes() &&
-         result.strides() == into.strides() &&
-         result.storage_offset() == into.storage_offset() &&
-         result.is_conj() == into.is_conj() && result.is_neg() == into.is_neg();
+// Where the launch's functional kernel's results go.
+KernelOutputs OutputsOf(const KernelLaunch& launch) {
+  return {launch.copy_results_into, launch.outputs};
 }
 
 // Brings each result of a functional kernel into the output the caller
-// holds: a copy, unless the kernel computed it there (Note [Results computed
-// in their outputs' memory]). Then ends the loans of output memory.
-void PlaceResults(KernelLaunch& launch, ResultMemoryPlan& plan) {
+// holds (results_into_outputs.h).
+void PlaceLaunchResults(KernelLaunch& launch, ResultMemoryPlan& plan) {
   absl::InlinedVector<at::Tensor, 3> results;
   for (const c10::IValue& result : launch.stack) {
     if (result.isTensor()) {
@@ -154,54 +150,8 @@ void PlaceResults(KernelLaunch& launch, ResultMemoryPlan& plan) {
       }
     }
   }
-  const auto lent_memory = plan.LentMemory();
-  auto in_lent_memory = [&lent_memory](const at::Tensor& result) {
-    for (const auto& lent : lent_memory) {
-      if (result.storage().data() == lent.first) return true;
-    }
-    return false;
-  };
-  // The results still to be copied. One in lent memory (its own output's
-  // with another layout, or another output's: ordinals learned on other
-  // shapes can cross two outputs of one size) is cloned out of it before
-  // any output is written.
-  absl::InlinedVector<std::pair<at::Tensor, size_t>, 3> to_copy;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const at::Tensor& result = results[i];
-    const at::Tensor& into = launch.copy_results_into.at(i);
-    // The meta kernel said which results are defined; the caller holds
-    // undefined tensors for the others.
-    TORCH_INTERNAL_ASSERT(into.defined() == result.defined(), *launch.op_name,
-                          ": the CPU kernel and the meta kernel disagree on "
-                          "which results are defined");
-    if (!into.defined()) continue;
-    const bool same_view = SameView(result, into);
-    if (plan.Learn(i, result.storage().data(), same_view) && same_view) {
-      continue;  // computed in place
-    }
-    to_copy.emplace_back(in_lent_memory(result) ? result.clone() : result, i);
-  }
-  for (const auto& [result, i] : to_copy) {
-    launch.copy_results_into[i].copy_(result);
-  }
-  for (const auto& [lent, result_index] : lent_memory) {
-    c10::StorageImpl* holder = nullptr;
-    for (const at::Tensor& result : results) {
-      if (result.defined() && result.storage().data() == lent) {
-        holder = result.storage().unsafeGetStorageImpl();
-      }
-    }
-    if (EndLoan(lent, holder, launch.outputs.at(result_index))) {
-      continue;
-    }
-    launch.result_ordinals->NeverLend();
-    TORCH_CHECK(false, "openreg internal error: the CPU kernel of ",
-                *launch.op_name,
-                " kept a buffer past its return in memory openreg had lent "
-                "it from the op's output, so the two now share memory. Its "
-                "results are right, but the kernel's buffer is not; openreg "
-                "lends this op no memory again. Please report the op.");
-  }
+  PlaceResults(results, OutputsOf(launch), plan, *launch.result_ordinals,
+               *launch.op_name);
 }
 
 // Runs the launch's kernel and leaves its results at `placements`, where the
@@ -213,13 +163,7 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
   std::optional<ResultMemoryPlan> plan;
   if (!launch.copy_results_into.empty()) {
     plan.emplace(*launch.result_ordinals);
-    for (size_t i = 0; i < launch.copy_results_into.size(); ++i) {
-      const at::Tensor& into = launch.copy_results_into[i];
-      if (!into.defined()) continue;
-      void* const memory = into.storage().mutable_data();
-      if (!MayLendOutputMemory(memory)) continue;
-      plan->AddOutput(i, memory, into.storage().nbytes());
-    }
+    OfferOutputMemory(OutputsOf(launch), *plan);
   }
   {
     const ScopedKernelMemoryOnDevice kernel_memory(device, execution_offset);
@@ -250,7 +194,7 @@ void RunKernel(KernelLaunch& launch, const Placements& placements,
     written._set_conj(placement.conj);
     written._set_neg(placement.neg);
   }
-  if (plan.has_value()) PlaceResults(launch, *plan);
+  if (plan.has_value()) PlaceLaunchResults(launch, *plan);
 }
 
 // A new openreg tensor for `spec`, or an undefined tensor for an undefined
@@ -497,7 +441,7 @@ class FallbackCall {
     }
     // An out= overload wants every output; an op leaving some undefined, or
     // with no out= overload of its own, runs its functional kernel, and the
-    // defined results are placed in the outputs (PlaceResults).
+    // defined results are placed in the outputs (PlaceLaunchResults).
     const std::optional<c10::OperatorHandle> out_variant =
         all_defined ? facts_.out_variant : std::nullopt;
     auto launch = NewLaunch(out_variant.value_or(op_));

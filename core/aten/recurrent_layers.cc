@@ -17,13 +17,15 @@
 // only oneDNN knows (its primitive descriptor, which PyTorch does not
 // export). WorkspaceBytes learns it by running the CPU kernel once on zeros
 // of the same shapes, on the calling thread, and remembers it per shape: a
-// training loop pays once per distinct layer shape. The backward op has a
-// meta kernel, so the CPU fallback runs it without waiting.
+// training loop pays once per distinct layer shape. The kernel computes its
+// results in their outputs' memory, as the fallback's functional kernels do
+// (results_into_outputs.h): copied, the workspace alone was 2% of the bench's
+// LSTM step on threaded_sim. The backward op has a meta kernel, so the CPU
+// fallback runs it without waiting.
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/cat.h>
-#include <ATen/ops/copy_ops.h>
 #include <ATen/ops/dropout.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/lstm_native.h>
@@ -49,7 +51,11 @@
 #include "core/aten/argument_devices.h"
 #include "core/aten/cpu_alias.h"
 #include "core/aten/device_memory_aliases.h"
+#include "core/aten/kernel_memory.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/result_memory_plan.h"
+#include "core/aten/results_into_outputs.h"
+#include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_stream.h"
 
@@ -143,15 +149,30 @@ void CheckLayerArgument(bool ok, const char* what, const at::Tensor& found) {
               "with the right arguments.");
 }
 
+// The layer op's, for computing its results in their outputs' memory (Note
+// [Results computed in their outputs' memory]).
+ResultOrdinals& LayerResultOrdinals() {
+  static auto* ordinals = new ResultOrdinals();
+  return *ordinals;
+}
+
 // What the layer's kernel owns until it has run: the aliases (which hold the
 // device storages its stream does not order, device_memory_aliases.h) and
 // the CPU-side arguments and results.
 struct LayerLaunch {
-  explicit LayerLaunch(CpuAliases aliases) : aliases(std::move(aliases)) {}
+  LayerLaunch(CpuAliases aliases, c10::DeviceIndex device)
+      : aliases(std::move(aliases)),
+        device(device),
+        execution_offset(ExecutionOffsetOf(device)) {}
 
   CpuAliases aliases;
-  std::vector<at::Tensor> inputs;   // input, w0..w3, hx, cx
-  std::vector<at::Tensor> outputs;  // output, hy, cy[, workspace]
+  c10::DeviceIndex device;
+  intptr_t execution_offset;
+  std::vector<at::Tensor> inputs;  // input, w0..w3, hx, cx
+  // Aliases of output, hy, cy[, workspace], and weak references to their
+  // openreg storages (results_into_outputs.h).
+  std::vector<at::Tensor> outputs;
+  std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> output_storages;
   bool reverse = false;
   int64_t hidden_size = 0;
   int64_t num_layers = 0;
@@ -160,33 +181,36 @@ struct LayerLaunch {
   bool train = false;
   bool grad_enabled = false;
 
+  // Runs the CPU kernel with its allocations in device memory, each result
+  // computed in its output's memory once the plan has learned which
+  // allocation it is (on a miss, copied there).
   void Run() {
-    const c10::AutoGradMode grad_mode(grad_enabled);
-    const auto results = at::_ops::mkldnn_rnn_layer::redispatch(
-        kCpuKeys, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
-        inputs[5], inputs[6], reverse, /*batch_sizes=*/{}, kLstmMode,
-        hidden_size, num_layers, has_biases, bidirectional,
-        /*batch_first=*/false, train);
-    CopyInto(outputs[0], std::get<0>(results));
-    CopyInto(outputs[1], std::get<1>(results));
-    CopyInto(outputs[2], std::get<2>(results));
+    const KernelOutputs placed{outputs, output_storages};
+    ResultMemoryPlan plan(LayerResultOrdinals());
+    OfferOutputMemory(placed, plan);
+    std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> results;
+    {
+      const ScopedKernelMemoryOnDevice kernel_memory(device, execution_offset);
+      const ScopedResultMemoryPlan lend(&plan);
+      const c10::AutoGradMode grad_mode(grad_enabled);
+      results = at::_ops::mkldnn_rnn_layer::redispatch(
+          kCpuKeys, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
+          inputs[5], inputs[6], reverse, /*batch_sizes=*/{}, kLstmMode,
+          hidden_size, num_layers, has_biases, bidirectional,
+          /*batch_first=*/false, train);
+    }
+    std::vector<at::Tensor> placed_results = {
+        std::get<0>(results), std::get<1>(results), std::get<2>(results)};
     if (outputs.size() == 4) {
       const at::Tensor& workspace = std::get<3>(results);
       TORCH_CHECK(workspace.numel() == outputs[3].numel(),
                   "openreg internal error: oneDNN's LSTM workspace has ",
                   workspace.numel(), " bytes, ", outputs[3].numel(),
                   " were planned for it. Please report this.");
-      CopyInto(outputs[3], workspace);
+      placed_results.push_back(workspace);
     }
-  }
-
- private:
-  // Straight to the CPU copy: aliases made on a thread in inference mode are
-  // inference tensors, which autograd's copy_ refuses to write on a driver
-  // thread outside it.
-  static void CopyInto(at::Tensor& alias, const at::Tensor& result) {
-    at::_ops::copy_::redispatch(kCpuKeys, alias, result,
-                                /*non_blocking=*/false);
+    PlaceResults(placed_results, placed, plan, LayerResultOrdinals(),
+                 LayerOpName());
   }
 };
 
@@ -237,7 +261,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> MkldnnRnnLayer(
   const openreg_stream stream = CurrentDriverStream(*device);
 
   auto launch = std::make_unique<LayerLaunch>(
-      DeviceMemoryAliases(stream, CpuAliases::Originals::kHeld));
+      DeviceMemoryAliases(stream, CpuAliases::Originals::kHeld), *device);
   // oneDNN reads the input and states as dense arrays, whatever their
   // strides. The dense copies live until the launch is enqueued: freed
   // before, their memory could become the outputs' (the aliases do not hold
@@ -261,6 +285,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> MkldnnRnnLayer(
   for (const at::Tensor& tensor : {output, hy, cy, workspace}) {
     if (tensor.defined()) {
       launch->outputs.push_back(launch->aliases.Alias(tensor));
+      launch->output_storages.push_back(tensor.storage().getWeakStorageImpl());
     }
   }
   launch->reverse = reverse;

@@ -204,6 +204,56 @@ def test_lstm_layer_kernel_matches_cpu_when_called_directly():
     assert result[3].shape == expected[3].shape
 
 
+def test_lstm_layer_computes_its_results_in_their_outputs_memory():
+    # Note [Fused LSTM layers]: once the first runs have learned which of the kernel's allocations become its
+    # results, those are served from the outputs' memory: no result is made in host memory and copied (the
+    # profiler sees the kernel's host allocations where it runs on the calling thread, cpu_sim's), and the device
+    # memory of the output's and the workspace's sizes is theirs alone (hy and cy are of the size of the kernel's
+    # small scratch buffers, which are device memory too).
+    from torch.profiler import ProfilerActivity, profile
+
+    arguments = mkldnn_rnn_layer_arguments("openreg", hidden=32)
+    for _ in range(3):
+        torch.ops.aten.mkldnn_rnn_layer(*arguments)
+    torch.openreg.synchronize()
+    torch.openreg.memory._record_memory_history(max_entries=1000)
+    try:
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as profiler:
+            results = torch.ops.aten.mkldnn_rnn_layer(*arguments)
+            torch.openreg.synchronize()
+        snapshot = torch.openreg.memory._snapshot()
+    finally:
+        torch.openreg.memory._record_memory_history(enabled=None)
+    result_sizes = {result.nbytes for result in results}
+    assert len(results) == 4 and len(result_sizes) == 3, "the layer's output, hy and cy, and its workspace"
+    host = [event.cpu_memory_usage for event in profiler.events() if event.cpu_memory_usage in result_sizes]
+    assert not host, f"results made in host memory: {host} bytes"
+
+    def block(nbytes):  # the caching allocator's size for a request (docs/memory.md): these are all small
+        return -(-nbytes // 512) * 512
+
+    expected = collections.Counter(block(results[i].nbytes) for i in (0, 3))
+    device = collections.Counter(entry["size"] for trace in snapshot["device_traces"] for entry in trace
+                                 if entry["action"] == "alloc" and entry["size"] in expected)
+    assert device == expected, f"device allocations of the results' sizes: {device}, the outputs' {expected}"
+    expected_values = torch.ops.aten.mkldnn_rnn_layer(*[a.cpu() if isinstance(a, torch.Tensor) else a
+                                                        for a in arguments])
+    for got, want in zip(results[:3], expected_values[:3]):
+        torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+
+
+def test_lstm_layer_results_equal_the_cpu_when_its_shapes_change_between_runs():
+    # The results' allocations are learned on one shape and lent on the next (hy and cy are of one size); a wrong
+    # guess must cost a copy, never a value.
+    for steps, batch, input_size, hidden in [(5, 2, 4, 8), (7, 3, 6, 8), (7, 3, 6, 8), (4, 8, 4, 2), (5, 2, 4, 8)]:
+        torch.manual_seed(steps * 100 + hidden)
+        cpu = torch.nn.LSTM(input_size, hidden, num_layers=2)
+        x = torch.randn(steps, batch, input_size)
+        assert_layer_matches_cpu(cpu, [x])
+        for _ in range(2):  # results dropped before their kernels ran
+            copy.deepcopy(cpu).to("openreg")(x.to("openreg"))
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
