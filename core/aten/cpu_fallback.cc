@@ -150,8 +150,7 @@ void PlaceLaunchResults(KernelLaunch& launch, ResultMemoryPlan& plan) {
       }
     }
   }
-  PlaceResults(results, OutputsOf(launch), plan, *launch.result_ordinals,
-               *launch.op_name);
+  PlaceResults(results, OutputsOf(launch), plan, *launch.op_name);
 }
 
 // Runs the launch's kernel and leaves its results at `placements`, where the

@@ -46,6 +46,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/synchronization/mutex.h"
 #include "core/aten/argument_devices.h"
@@ -199,7 +200,7 @@ struct LayerLaunch {
           hidden_size, num_layers, has_biases, bidirectional,
           /*batch_first=*/false, train);
     }
-    std::vector<at::Tensor> placed_results = {
+    absl::InlinedVector<at::Tensor, 4> placed_results = {
         std::get<0>(results), std::get<1>(results), std::get<2>(results)};
     if (outputs.size() == 4) {
       const at::Tensor& workspace = std::get<3>(results);
@@ -209,8 +210,7 @@ struct LayerLaunch {
                   " were planned for it. Please report this.");
       placed_results.push_back(workspace);
     }
-    PlaceResults(placed_results, placed, plan, LayerResultOrdinals(),
-                 LayerOpName());
+    PlaceResults(placed_results, placed, plan, LayerOpName());
   }
 };
 

@@ -97,6 +97,10 @@ class ResultMemoryPlan {
   // The output memory lent in this run, with the result whose output it is.
   absl::InlinedVector<std::pair<void*, size_t>, 2> LentMemory() const;
 
+  // The op's kernel kept memory it was lent: no run of the op is lent any
+  // again (ResultOrdinals::NeverLend).
+  void NeverLend() { ordinals_.NeverLend(); }
+
  private:
   struct Output {
     size_t result;

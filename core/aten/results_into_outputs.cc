@@ -44,7 +44,7 @@ void OfferOutputMemory(const KernelOutputs& outputs, ResultMemoryPlan& plan) {
 
 void PlaceResults(absl::Span<const at::Tensor> results,
                   const KernelOutputs& outputs, ResultMemoryPlan& plan,
-                  ResultOrdinals& ordinals, const std::string& op_name) {
+                  const std::string& op_name) {
   TORCH_INTERNAL_ASSERT(results.size() == outputs.into.size(), op_name, ": ",
                         results.size(), " results for ", outputs.into.size(),
                         " outputs");
@@ -84,7 +84,7 @@ void PlaceResults(absl::Span<const at::Tensor> results,
       }
     }
     if (EndLoan(lent, holder, outputs.storages[result_index])) continue;
-    ordinals.NeverLend();
+    plan.NeverLend();
     TORCH_CHECK(false, "openreg internal error: the CPU kernel of ", op_name,
                 " kept a buffer past its return in memory openreg had lent "
                 "it from the op's output, so the two now share memory. Its "

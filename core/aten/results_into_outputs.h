@@ -41,11 +41,12 @@ void OfferOutputMemory(const KernelOutputs& outputs, ResultMemoryPlan& plan);
 // After the kernel ran under `plan`: brings each of `results` into its
 // output, a copy unless it was computed there, and ends the loans of output
 // memory. If the kernel kept a buffer in lent memory past its return, its
-// results are still placed right, `ordinals` (the plan's) stop lending, and
-// this throws an internal error naming `op_name`.
+// results are still placed right, the op is never lent memory again
+// (ResultMemoryPlan::NeverLend), and this throws an internal error naming
+// `op_name`.
 void PlaceResults(absl::Span<const at::Tensor> results,
                   const KernelOutputs& outputs, ResultMemoryPlan& plan,
-                  ResultOrdinals& ordinals, const std::string& op_name);
+                  const std::string& op_name);
 
 }  // namespace openreg
 
