@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -146,13 +147,23 @@ InFlightWork& InFlight() {
   return *in_flight;
 }
 
-thread_local bool inside_enqueued_work = false;
-// How many pieces of work the driver ran on this thread: a launch that
-// changes it ran its work inline.
-thread_local uint64_t work_run_on_this_thread = 0;
-// How many launches this thread is inside: work the driver runs while there
-// are none runs on a thread of the driver's own.
-thread_local int launches_in_progress = 0;
+// What this thread is doing with enqueued work. One thread_local object,
+// reached once per function through an accessor the compiler may not inline
+// (Note [Thread-locals on the launch path], core/runtime/thread_state.h).
+struct ThreadWorkState {
+  bool inside_enqueued_work = false;
+  // How many pieces of work the driver ran on this thread: a launch that
+  // changes it ran its work inline.
+  uint64_t work_run = 0;
+  // How many launches this thread is inside: work the driver runs while
+  // there are none runs on a thread of the driver's own.
+  int launches_in_progress = 0;
+};
+
+ABSL_ATTRIBUTE_NOINLINE ThreadWorkState& ThisThreadsWork() {
+  thread_local ThreadWorkState state;
+  return state;
+}
 
 CompletedWork& Completed() {
   static auto* completed = new CompletedWork();  // never destroyed
@@ -183,10 +194,12 @@ openreg_status RunPendingWork(void* user_data) {
   const c10::DeviceIndex device = pending->device;
   openreg_status status = OPENREG_SUCCESS;
   // Work may nest on a synchronous driver: restore, do not clear.
-  const bool was_inside = inside_enqueued_work;
-  inside_enqueued_work = true;
-  ++work_run_on_this_thread;
-  const bool on_driver_thread = launches_in_progress == 0 && !was_inside;
+  ThreadWorkState& this_thread = ThisThreadsWork();
+  const bool was_inside = this_thread.inside_enqueued_work;
+  this_thread.inside_enqueued_work = true;
+  ++this_thread.work_run;
+  const bool on_driver_thread =
+      this_thread.launches_in_progress == 0 && !was_inside;
   try {
     std::optional<DriverThreadWorkScope> width;
     if (on_driver_thread) {
@@ -212,10 +225,10 @@ openreg_status RunPendingWork(void* user_data) {
     Failures().Record(*pending, "unknown exception", false);
     status = OPENREG_ERROR_LAUNCH_FAILURE;
   }
-  inside_enqueued_work = was_inside;
+  this_thread.inside_enqueued_work = was_inside;
   // Failed kernels too: they may have started OpenMP workers all the same.
   NoteWorkOnThisThread(device);
-  pending->ran.store(true);
+  pending->ran.store(true, std::memory_order_release);
   // From here on `pending` may be destroyed.
   ReleaseOwnership(pending, /*on_user_thread=*/false);
   InFlight().Done(device);
@@ -289,12 +302,13 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   // The driver's run and this thread share the record from here on.
   WorkRecord* pending = record.release();
   InFlight().Add(device);
-  const uint64_t run_before = work_run_on_this_thread;
-  ++launches_in_progress;
+  ThreadWorkState& this_thread = ThisThreadsWork();
+  const uint64_t run_before = this_thread.work_run;
+  ++this_thread.launches_in_progress;
   const absl::Status status =
       driver.LaunchHostFunc(stream, &RunPendingWork, pending);
-  --launches_in_progress;
-  if (work_run_on_this_thread != run_before) {
+  --this_thread.launches_in_progress;
+  if (this_thread.work_run != run_before) {
     NoteWorkRanInlineOnThisThread();
   } else if (status.ok()) {
     NoteWorkQueuedForDriverThread();
@@ -305,7 +319,7 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   const std::string op_name =
       status.ok() && !launch_blocking ? std::string() : pending->op_name;
   const ReportAt at_this_op{op_name, launch_blocking};
-  if (!status.ok() && !pending->ran.load()) {
+  if (!status.ok() && !pending->ran.load(std::memory_order_acquire)) {
     // Never launched, and never will be: the driver refused the call.
     delete pending;
     InFlight().Done(device);
@@ -316,11 +330,12 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   // has, this thread lets go last and destroys the work at once instead of
   // queueing it for the next enqueue, unless it is itself running enqueued
   // work (maybe on a driver's thread).
-  ReleaseOwnership(pending, /*on_user_thread=*/!InsideEnqueuedWork());
+  ReleaseOwnership(pending,
+                   /*on_user_thread=*/!this_thread.inside_enqueued_work);
   ThrowIfFailed(status, device, stream, at_this_op);
   // Waiting inside work would wait for itself; work enqueued from work is
   // reported when its enqueuer's own wait below sees it.
-  if (at_this_op.launch_blocking && !InsideEnqueuedWork()) {
+  if (at_this_op.launch_blocking && !this_thread.inside_enqueued_work) {
     ReleaseHostWorkersBeforeWaiting();
     const absl::Status done = driver.StreamSynchronize(stream);
     ReleaseCompletedWork();
@@ -419,6 +434,6 @@ void WaitForEnqueuedWork(c10::DeviceIndex device) {
   ReleaseCompletedWork();
 }
 
-bool InsideEnqueuedWork() { return inside_enqueued_work; }
+bool InsideEnqueuedWork() { return ThisThreadsWork().inside_enqueued_work; }
 
 }  // namespace openreg

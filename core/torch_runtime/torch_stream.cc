@@ -1,5 +1,6 @@
 #include "core/torch_runtime/torch_stream.h"
 
+#include "absl/base/attributes.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
 #include "core/torch_runtime/openreg_device.h"
@@ -37,7 +38,11 @@ openreg_stream CurrentDriverStream(c10::DeviceIndex device) {
     int64_t id = -1;
     openreg_stream handle = nullptr;
   };
-  thread_local Lookup last;
+  // Note [Thread-locals on the launch path] (core/runtime/thread_state.h).
+  Lookup& last = *[]() ABSL_ATTRIBUTE_NOINLINE {
+    thread_local Lookup last_on_this_thread;
+    return &last_on_this_thread;
+  }();
   Runtime& runtime = RuntimeForDevice(device);
   const int64_t id = CurrentStreamId(device);
   if (last.runtime != &runtime || last.device != device || last.id != id) {

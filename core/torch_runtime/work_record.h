@@ -47,7 +47,9 @@ class WorkRecord {
   // Whether the driver has called the record's host function. Read by the
   // launching thread after a failed launch: a driver may fail the call (even
   // with LAUNCH_FAILURE, or an injected fault) without ever running the work,
-  // and then nothing else would release it or count it done.
+  // and then nothing else would release it or count it done. Stored with
+  // release and loaded with acquire: a sequentially consistent store is a
+  // locked instruction on every op.
   std::atomic<bool> ran{false};
   // The launching thread and the driver's run each own the record; the last
   // one to let go destroys it on a user thread.

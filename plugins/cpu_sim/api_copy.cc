@@ -28,7 +28,7 @@ openreg_status memcpy_async(openreg_context context, void* dst, const void* src,
   // memmove rather than memcpy: a device-to-device copy within one
   // allocation may overlap, and the simulator should not corrupt it.
   const sim::ActivityTag tag = state->activity().Tag();
-  absl::MutexLock in_stream_order(info.execution.get());
+  absl::MutexLock in_stream_order(info.execution);
   sim::ScopedActivity recorded(
       &state->activity(), tag,
       sim::ActivityItem{OPENREG_ACTIVITY_MEMCPY, info.device, stream, kind,
@@ -52,7 +52,7 @@ openreg_status memset_async(openreg_context context, void* ptr, int32_t value,
   ptr = state->ExecutionAddress(ptr);
   // Like memset and cudaMemset, only the low byte of `value` is used.
   const sim::ActivityTag tag = state->activity().Tag();
-  absl::MutexLock in_stream_order(info.execution.get());
+  absl::MutexLock in_stream_order(info.execution);
   sim::ScopedActivity recorded(
       &state->activity(), tag,
       sim::ActivityItem{OPENREG_ACTIVITY_MEMSET, info.device, stream,

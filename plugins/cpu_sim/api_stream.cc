@@ -90,7 +90,7 @@ openreg_status launch_host_func(openreg_context context, openreg_stream stream,
   const sim::ActivityTag tag = state->activity().Tag();
   openreg_status result;
   {
-    absl::MutexLock in_stream_order(info.execution.get());
+    absl::MutexLock in_stream_order(info.execution);
     sim::ScopedActivity recorded(
         &state->activity(), tag,
         sim::ActivityItem{OPENREG_ACTIVITY_HOST_FUNCTION, info.device, stream});

@@ -568,6 +568,80 @@ TEST_F(CpuSimTest, WorkIsDoneWhenTheEnqueueingCallReturns) {
   EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
 }
 
+// Note [Remembered stream lookups] (plugins/cpu_sim/stream.h): each thread
+// remembers its last stream lookup. A destroyed stream must still be refused
+// at once, by the thread that used it last and by every other thread.
+openreg_status LaunchNothing(const openreg_driver_api* api,
+                             openreg_context context, openreg_stream stream) {
+  return api->launch_host_func(
+      context, stream, [](void*) -> openreg_status { return OPENREG_SUCCESS; },
+      nullptr);
+}
+
+TEST_F(CpuSimTest, StreamDestroyedAfterALaunchIsRefusedByTheLaunchingThread) {
+  openreg_stream stream = NewStream(0);
+  ASSERT_EQ(LaunchNothing(api_, context_, stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        LaunchNothing(api_, context_, stream),
+                        {"launch_host_func", "not a live stream"}));
+}
+
+TEST_F(CpuSimTest, StreamDestroyedOnAnotherThreadIsRefusedHere) {
+  openreg_stream stream = NewStream(0);
+  ASSERT_EQ(LaunchNothing(api_, context_, stream), OPENREG_SUCCESS);
+  std::thread destroyer([&] {
+    EXPECT_EQ(api_->stream_destroy(context_, stream), OPENREG_SUCCESS);
+  });
+  destroyer.join();
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        api_->memset_async(context_, DeviceAlloc(0, 16), 0,
+                                           16, stream),
+                        {"memset_async", "not a live stream"}));
+}
+
+TEST_F(CpuSimTest, StreamsCreatedAfterALaunchLeaveTheLaunchedOneWorking) {
+  openreg_stream first = NewStream(0);
+  ASSERT_EQ(LaunchNothing(api_, context_, first), OPENREG_SUCCESS);
+  openreg_stream second = NewStream(1);
+  ASSERT_EQ(api_->stream_destroy(context_, second), OPENREG_SUCCESS);
+  // The new stream takes the destroyed one's execution mutex.
+  openreg_stream third = NewStream(2);
+  int32_t priority = -1;
+  ASSERT_EQ(api_->stream_get_priority(context_, first, &priority),
+            OPENREG_SUCCESS);
+  EXPECT_EQ(LaunchNothing(api_, context_, first), OPENREG_SUCCESS);
+  EXPECT_EQ(LaunchNothing(api_, context_, third), OPENREG_SUCCESS);
+  EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                        LaunchNothing(api_, context_, second),
+                        {"not a live stream"}));
+  EXPECT_EQ(api_->stream_destroy(context_, first), OPENREG_SUCCESS);
+  EXPECT_EQ(api_->stream_destroy(context_, third), OPENREG_SUCCESS);
+}
+
+// A later context, which may even reuse the old one's address, has gone
+// through the same creations as the old one: a stream of the old context must
+// not be taken for one of the new.
+TEST_F(CpuSimLifecycleTest, StreamOfADestroyedContextIsRefusedByALaterOne) {
+  const openreg_driver_config config = Config(1, kCapacity, nullptr);
+  openreg_stream old_stream = nullptr;
+  openreg_context old_context = NewContext(&config);
+  ASSERT_EQ(api_->stream_create(old_context, 0, 0, &old_stream),
+            OPENREG_SUCCESS);
+  ASSERT_EQ(LaunchNothing(api_, old_context, old_stream), OPENREG_SUCCESS);
+  ASSERT_EQ(api_->context_destroy(old_context), OPENREG_SUCCESS);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    openreg_context context = NewContext(&config);
+    openreg_stream stream = nullptr;
+    ASSERT_EQ(api_->stream_create(context, 0, 0, &stream), OPENREG_SUCCESS);
+    EXPECT_TRUE(FailsWith(OPENREG_ERROR_INVALID_ARGUMENT,
+                          LaunchNothing(api_, context, old_stream),
+                          {"not a live stream"}, context));
+    EXPECT_EQ(LaunchNothing(api_, context, stream), OPENREG_SUCCESS);
+    ASSERT_EQ(api_->context_destroy(context), OPENREG_SUCCESS);
+  }
+}
+
 TEST_F(CpuSimTest, FailingHostFunctionIsReportedByTheLaunch) {
   openreg_stream stream = NewStream(0);
   EXPECT_TRUE(FailsWith(
