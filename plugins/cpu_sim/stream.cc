@@ -68,8 +68,9 @@ openreg_status StreamTable::Lookup(openreg_stream stream, const char* function,
   // Loaded before the registry is read, so a lookup remembered below is
   // stamped with a generation no newer than the records it saw.
   const uint64_t generation = generation_.load(std::memory_order_acquire);
-  if (last.generation == generation && last.stream == stream &&
-      stream != nullptr) {
+  // A remembered stream passed Find, so it is never NULL; a thread that
+  // remembers nothing holds generation 0, which no table has.
+  if (last.generation == generation && last.stream == stream) {
     *info = last.info;
     return OPENREG_SUCCESS;
   }
