@@ -70,7 +70,9 @@ at::Tensor CpuAliases::Alias(const at::Tensor& tensor) {
     alias = CpuAliasPool::ForThisThread().Take(
         ExecutionAddress(storage), storage.nbytes(), tensor.dtype(),
         /*first_of_call=*/storages_.empty());
-    const c10::Storage& cpu_storage = alias.storage();
+    // A pooled CPU tensor's storage access never throws (cpu_alias_pool.cc).
+    const c10::Storage& cpu_storage =
+        alias.unsafeGetTensorImpl()->unsafe_storage();
     storages_.push_back(StorageAlias{
         storage.unsafeGetStorageImpl(),
         NeedsNoReference(storage) ? c10::Storage() : storage,

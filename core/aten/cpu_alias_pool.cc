@@ -21,6 +21,13 @@ uint32_t StorageWeakUseCount(const c10::Storage& storage) {
   return count;
 }
 
+// The storage of a pooled pair. A pair is a plain CPU tensor, whose storage
+// access never throws: TensorImpl::storage() would check that out of line,
+// reading a flag from another cache line, several times per op.
+const c10::Storage& PairStorage(const at::Tensor& pair) {
+  return pair.unsafeGetTensorImpl()->unsafe_storage();
+}
+
 }  // namespace
 
 CpuAliasPool& CpuAliasPool::ForThisThread() {
@@ -41,7 +48,7 @@ at::Tensor CpuAliasPool::MakeFresh(void* address, size_t nbytes,
 
 bool CpuAliasPool::Idle(const at::Tensor& pair) {
   // Only the pool holds the tensor, and only the tensor its storage.
-  const c10::Storage& storage = pair.storage();
+  const c10::Storage& storage = PairStorage(pair);
   return pair.use_count() == 1 && pair.weak_use_count() == 1 &&
          storage.use_count() == 1 && StorageWeakUseCount(storage) == 1;
 }
@@ -49,7 +56,7 @@ bool CpuAliasPool::Idle(const at::Tensor& pair) {
 CpuAliasPool::Reuse CpuAliasPool::Check(const at::Tensor& pair,
                                         c10::DispatchKeySet keys) {
   if (!Idle(pair)) return Reuse::kBusy;
-  const c10::Storage& storage = pair.storage();
+  const c10::Storage& storage = PairStorage(pair);
   // Order the last user's accesses (possibly on another thread, which
   // released its reference with release semantics) before the reuse.
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -87,14 +94,14 @@ at::Tensor CpuAliasPool::Take(void* address, size_t nbytes,
         pair.reset();
         break;
       case Reuse::kReady: {
-        c10::StorageImpl* storage = pair.storage().unsafeGetStorageImpl();
+        c10::StorageImpl* storage = PairStorage(pair).unsafeGetStorageImpl();
         // Frees whatever memory a kernel grew the storage into last time.
         storage->set_data_ptr_noswap(
             c10::DataPtr(address, c10::Device(c10::DeviceType::CPU)));
         storage->set_nbytes(nbytes);
         c10::TensorImpl* impl = pair.unsafeGetTensorImpl();
         if (impl->dtype() != dtype) {
-          impl->set_storage_and_dtype(pair.storage(), dtype);
+          impl->set_storage_and_dtype(PairStorage(pair), dtype);
         }
         ring.next = (slot + 1) % kPairsPerRing;
         return pair;

@@ -158,6 +158,9 @@ struct ThreadWorkState {
   // How many launches this thread is inside: work the driver runs while
   // there are none runs on a thread of the driver's own.
   int launches_in_progress = 0;
+  // The record of the innermost launch this thread is inside, if any: work
+  // the driver runs while it is the one launching runs inline.
+  const WorkRecord* launching = nullptr;
 };
 
 ABSL_ATTRIBUTE_NOINLINE ThreadWorkState& ThisThreadsWork() {
@@ -178,8 +181,14 @@ FailureLog& Failures() {
 // Gives up one of the work's two owners. The last one hands the work back
 // for destruction on a user thread: at once when the caller is one (a user
 // thread outside any enqueued work), else through the completed list.
+// An owner that sees the other gone already (always so after work ran
+// inline) is the last without a locked decrement: the other never touches
+// the record again, and the acquire load orders its last use before ours.
 void ReleaseOwnership(WorkRecord* work, bool on_user_thread) {
-  if (work->owners.fetch_sub(1) != 1) return;
+  if (work->owners.load(std::memory_order_acquire) != 1 &&
+      work->owners.fetch_sub(1) != 1) {
+    return;
+  }
   if (on_user_thread) {
     delete work;
   } else {
@@ -200,6 +209,9 @@ openreg_status RunPendingWork(void* user_data) {
   ++this_thread.work_run;
   const bool on_driver_thread =
       this_thread.launches_in_progress == 0 && !was_inside;
+  // Run inline, by the launch this thread is inside: that launch is the
+  // record's only other owner, and it is this thread.
+  const bool run_inline = this_thread.launching == pending;
   try {
     std::optional<DriverThreadWorkScope> width;
     if (on_driver_thread) {
@@ -229,8 +241,14 @@ openreg_status RunPendingWork(void* user_data) {
   // Failed kernels too: they may have started OpenMP workers all the same.
   NoteWorkOnThisThread(device);
   pending->ran.store(true, std::memory_order_release);
-  // From here on `pending` may be destroyed.
-  ReleaseOwnership(pending, /*on_user_thread=*/false);
+  if (run_inline) {
+    // Let go with a plain store: the launch, on this thread, finds itself
+    // the last owner once the driver returns.
+    pending->owners.store(1, std::memory_order_relaxed);
+  } else {
+    // From here on `pending` may be destroyed.
+    ReleaseOwnership(pending, /*on_user_thread=*/false);
+  }
   InFlight().Done(device);
   return status;
 }
@@ -305,8 +323,11 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   ThreadWorkState& this_thread = ThisThreadsWork();
   const uint64_t run_before = this_thread.work_run;
   ++this_thread.launches_in_progress;
+  const WorkRecord* const outer_launch = this_thread.launching;
+  this_thread.launching = pending;
   const absl::Status status =
       driver.LaunchHostFunc(stream, &RunPendingWork, pending);
+  this_thread.launching = outer_launch;
   --this_thread.launches_in_progress;
   if (this_thread.work_run != run_before) {
     NoteWorkRanInlineOnThisThread();

@@ -84,6 +84,25 @@ def test_tensor_dropped_right_after_enqueue_is_not_reused_early():
     assert [r.item() for r in results] == [20_000.0 * i for i in range(50)]
 
 
+def test_work_that_ran_lets_go_of_the_memory_it_held():
+    # Work holds the storages its stream does not order (here one allocated on
+    # another stream) until it has run and its record is destroyed. On cpu_sim
+    # the work runs inside the launch, whose thread then destroys the record
+    # before the op returns (Note [Asynchronous execution]); on threaded_sim,
+    # the synchronization that finds the work done destroys it.
+    side = torch.Stream(device="openreg")
+    torch.openreg.synchronize()
+    start = torch.openreg.memory_allocated()
+    with side:
+        x = torch.ones(64, 64, device="openreg")
+    side.synchronize()
+    y = x @ x  # a structured op, on the default stream
+    del x, y
+    if DRIVER != "cpu_sim":
+        torch.openreg.synchronize()
+    assert torch.openreg.memory_allocated() == start
+
+
 @needs_async_driver
 def test_queued_ops_keep_no_python_object_of_a_dropped_tensor_alive():
     # PyTorch keeps a tensor's Python object alive for as long as C++ holds
