@@ -13,7 +13,10 @@ does), to count two builds. Needs valgrind (`apt-get install valgrind`); takes a
 
 `--atomics` also counts the atomic instructions per op (callgrind_atomics.py), by object; `--by-function`
 counts them by function instead: each costs several plain instructions' time, so a path can match another's
-instruction count and still be slower.
+instruction count and still be slower. Both runs use one OpenMP thread, so CPU eager's process is
+single-threaded and glibc leaves the lock prefix off its mutexes (the GIL's) and malloc; openreg's process
+has autograd threads and pays them: 16 of CPU eager's atomics per 4x4 matmul are missing here that the
+benchmark's processes, with OpenMP threads, pay (docs/performance.md).
 """
 
 import argparse
