@@ -155,11 +155,9 @@ struct ThreadWorkState {
   // How many pieces of work the driver ran on this thread: a launch that
   // changes it ran its work inline.
   uint64_t work_run = 0;
-  // How many launches this thread is inside: work the driver runs while
-  // there are none runs on a thread of the driver's own.
-  int launches_in_progress = 0;
-  // The record of the innermost launch this thread is inside, if any: work
-  // the driver runs while it is the one launching runs inline.
+  // The record of the innermost launch this thread is inside, if any. Work
+  // the driver runs while it is the one launching runs inline; work it runs
+  // outside any launch runs on a thread of the driver's own.
   const WorkRecord* launching = nullptr;
 };
 
@@ -208,7 +206,7 @@ openreg_status RunPendingWork(void* user_data) {
   this_thread.inside_enqueued_work = true;
   ++this_thread.work_run;
   const bool on_driver_thread =
-      this_thread.launches_in_progress == 0 && !was_inside;
+      this_thread.launching == nullptr && !was_inside;
   // Run inline, by the launch this thread is inside: that launch is the
   // record's only other owner, and it is this thread.
   const bool run_inline = this_thread.launching == pending;
@@ -322,13 +320,11 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   InFlight().Add(device);
   ThreadWorkState& this_thread = ThisThreadsWork();
   const uint64_t run_before = this_thread.work_run;
-  ++this_thread.launches_in_progress;
   const WorkRecord* const outer_launch = this_thread.launching;
   this_thread.launching = pending;
   const absl::Status status =
       driver.LaunchHostFunc(stream, &RunPendingWork, pending);
   this_thread.launching = outer_launch;
-  --this_thread.launches_in_progress;
   if (this_thread.work_run != run_before) {
     NoteWorkRanInlineOnThisThread();
   } else if (status.ok()) {
