@@ -21,6 +21,7 @@
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
 #include "core/torch_runtime/backend_meta.h"
+#include "core/torch_runtime/device_memory_by_address.h"
 #include "core/torch_runtime/generator.h"
 #include "core/torch_runtime/guard_impl.h"
 #include "core/torch_runtime/host_allocator.h"
@@ -162,6 +163,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_reset_accumulated_host_memory_stats",
         [] { GetHostAllocator().reset_accumulated_stats(); });
   RegisterMemorySnapshotBindings(m);
+  // Note [Device memory by address].
+  m.def("_caching_allocator_alloc",
+        [](int64_t size, int64_t stream_id, int64_t device) {
+          return AllocateDeviceMemoryByAddress(
+              size, c10::Stream(c10::Stream::UNSAFE, OpenRegDevice(device),
+                                stream_id));
+        });
+  m.def("_caching_allocator_delete", &FreeDeviceMemoryByAddress);
   m.def("_current_stream", [](int64_t device) {
     return StreamTriple(GetGuardImpl().getStream(OpenRegDevice(device)));
   });

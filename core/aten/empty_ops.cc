@@ -45,7 +45,7 @@ at::Tensor Empty(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
   CheckLayoutAndPinning(layout, pin_memory);
   const c10::DeviceGuard guard(OpenRegDevice(TargetDevice(device)));
   return at::detail::empty_generic(
-      size, &GetDeviceAllocator(), kOpenRegKeys,
+      size, &GetStorageAllocator(), kOpenRegKeys,
       c10::dtype_or_default(dtype), memory_format);
 }
 
@@ -56,7 +56,7 @@ at::Tensor EmptyStrided(at::IntArrayRef size, at::IntArrayRef stride,
                         std::optional<bool> pin_memory) {
   CheckLayoutAndPinning(layout, pin_memory);
   const c10::DeviceGuard guard(OpenRegDevice(TargetDevice(device)));
-  return at::detail::empty_strided_generic(size, stride, &GetDeviceAllocator(),
+  return at::detail::empty_strided_generic(size, stride, &GetStorageAllocator(),
                                            kOpenRegKeys,
                                            c10::dtype_or_default(dtype));
 }

@@ -254,7 +254,7 @@ bool AdoptKernelStorage(c10::Storage& cpu_storage, c10::DeviceIndex device,
       c10::Storage::use_byte_size_t(), nbytes,
       c10::DataPtr(address, address, &FreeDeviceMemory,
                    c10::Device(c10::DeviceType::PrivateUse1, device)),
-      &GetDeviceAllocator(), /*resizable=*/true);
+      &GetStorageAllocator(), /*resizable=*/true);
   return true;
 }
 

@@ -52,7 +52,7 @@ at::Tensor OverStorage(const c10::Storage& storage, const at::Tensor& like) {
 at::Tensor EmptyOnDevice(const TensorSpec& spec, c10::DeviceIndex device) {
   const c10::DeviceGuard guard(OpenRegDevice(device));
   return at::detail::empty_strided_generic(spec.sizes, spec.strides,
-                                           &GetDeviceAllocator(), kOpenRegKeys,
+                                           &GetStorageAllocator(), kOpenRegKeys,
                                            spec.dtype);
 }
 

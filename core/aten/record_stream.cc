@@ -14,7 +14,7 @@ void RecordStream(at::Tensor& self, c10::Stream stream) {
   TORCH_CHECK(stream.device() == self.device(),
               "record_stream: expected a stream on ", self.device(),
               " (the tensor's device), got a stream on ", stream.device(), ".");
-  GetDeviceAllocator().recordStream(self.storage().data_ptr(), stream);
+  GetStorageAllocator().recordStream(self.storage().data_ptr(), stream);
 }
 
 }  // namespace openreg

@@ -59,7 +59,7 @@ const at::Tensor& Resize(const at::Tensor& self, at::IntArrayRef size,
 at::Tensor& SetEmpty(at::Tensor& self) {
   const c10::DeviceGuard guard(self.device());
   c10::Storage storage(c10::Storage::use_byte_size_t(), 0,
-                       &GetDeviceAllocator(), /*resizable=*/true);
+                       &GetStorageAllocator(), /*resizable=*/true);
   return SetStorageWithGeometry(self, std::move(storage), 0, {0}, {});
 }
 

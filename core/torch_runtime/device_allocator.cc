@@ -47,8 +47,14 @@ void FreeDeviceMemory(void* ptr) {
 }
 
 c10::DataPtr DeviceAllocator::allocate(size_t size) {
-  return AllocateDeviceMemory(
+  c10::DataPtr data = AllocateDeviceMemory(
       static_cast<c10::DeviceIndex>(CurrentDeviceIndex()), size);
+  if (context_ == DataPtrContext::kBlock) return data;
+  // The block stays allocated: from here on the address frees it.
+  void* address = data.get();
+  const c10::Device device = data.device();
+  data.release_context();
+  return c10::DataPtr(address, address, &FreeDeviceMemory, device);
 }
 
 c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
@@ -166,8 +172,16 @@ std::pair<size_t, size_t> DeviceAllocator::getMemoryInfo(
   return {info.free_bytes, info.total_bytes};
 }
 
+// Never destroyed: storages may outlive static destruction.
 DeviceAllocator& GetDeviceAllocator() {
-  static DeviceAllocator* allocator = new DeviceAllocator();  // never destroyed
+  static DeviceAllocator* allocator =
+      new DeviceAllocator(DataPtrContext::kAddress);
+  return *allocator;
+}
+
+DeviceAllocator& GetStorageAllocator() {
+  static DeviceAllocator* allocator =
+      new DeviceAllocator(DataPtrContext::kBlock);
   return *allocator;
 }
 

@@ -22,7 +22,7 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t new_size) {
               "(it wraps memory openreg does not own).");
   const c10::Device device = impl->device();
   c10::DeviceGuard guard(device);
-  c10::DataPtr new_data = GetDeviceAllocator().allocate(new_size);
+  c10::DataPtr new_data = GetStorageAllocator().allocate(new_size);
   const size_t copy_size = std::min(new_size, impl->nbytes());
   if (copy_size > 0) {
     EnqueueCopy(device.index(), CurrentDriverStream(device.index()),

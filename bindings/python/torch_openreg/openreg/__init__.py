@@ -21,6 +21,8 @@ from torch_openreg.openreg.graphs import (
 )
 from torch_openreg.openreg.graphed_callables import make_graphed_callables
 from torch_openreg.openreg.memory import (
+    caching_allocator_alloc,
+    caching_allocator_delete,
     empty_cache,
     empty_host_cache,
     host_memory_stats,

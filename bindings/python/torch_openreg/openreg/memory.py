@@ -17,6 +17,8 @@ from torch_openreg import _C
 # The underscored snapshot functions (_record_memory_history, _snapshot,
 # _dump_snapshot) are not in __all__, as in torch.cuda.memory.
 __all__ = [
+    "caching_allocator_alloc",
+    "caching_allocator_delete",
     "empty_cache",
     "empty_host_cache",
     "host_memory_stats",
@@ -40,6 +42,42 @@ def _index(device: Any) -> int:
     from torch_openreg.openreg import _device_index
 
     return _device_index(device)
+
+
+def caching_allocator_alloc(size: int, device: Any = None, stream: Optional[torch.Stream] = None) -> int:
+    """`size` bytes of device memory from the caching allocator, as an address (an int), as
+    torch.cuda.caching_allocator_alloc gives.
+
+    The memory is on `device` (the stream's device, or the current device, when None) and is
+    stream-ordered on `stream` (the device's current stream when None): once freed, work on that
+    stream may reuse it at once. Free it with caching_allocator_delete; the memory statistics count it
+    until then. C++ code gets the same memory from c10::GetAllocator(c10::DeviceType::PrivateUse1)
+    ->raw_allocate(size) (docs/memory.md, "Device memory by address").
+    """
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise TypeError(f"caching_allocator_alloc: size must be an int (bytes), got {size!r}")
+    if stream is None:
+        stream = torch.openreg.current_stream(device)
+    elif not isinstance(stream, torch.Stream):
+        raise TypeError(f"caching_allocator_alloc: stream must be a torch.Stream of openreg, got {stream!r}")
+    elif device is not None and _index(device) != stream.device_index:
+        raise ValueError(f"caching_allocator_alloc: the stream is on {stream.device}, not on device {device!r}; "
+                         "pass one of them, or a stream of that device")
+    if stream.device.type != "openreg":
+        raise ValueError(f"caching_allocator_alloc: expected an openreg stream, got one of {stream.device}; "
+                         "pass torch.openreg.current_stream(device)")
+    return _C._caching_allocator_alloc(size, stream.stream_id, stream.device_index)
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Frees memory caching_allocator_alloc returned, as torch.cuda.caching_allocator_delete does.
+
+    Raises RuntimeError, freeing nothing, for any other address or one freed already: a tensor's memory is
+    freed with the tensor, never through its address.
+    """
+    if not isinstance(mem_ptr, int) or isinstance(mem_ptr, bool) or mem_ptr < 0:
+        raise TypeError(f"caching_allocator_delete: mem_ptr must be an address (a non-negative int), got {mem_ptr!r}")
+    _C._caching_allocator_delete(mem_ptr)
 
 
 def empty_cache() -> None:
