@@ -31,6 +31,7 @@ import torch
 from alternation import DEFAULT_MIN_SECONDS, DEFAULT_REPEATS, Alternation, alternate
 from cases import (CPU_SUITES, MiB, compiled_training_step, compiled_transformer_block, graph_replays,
                    seconds_per_call, small_mlp_adam)
+from placement_probe import PlacementProbe
 from reference_process import ReferenceProcess, run_with_malloc_keeping_freed_memory
 from models import CALLS, DEFAULT_CALLS
 
@@ -165,6 +166,8 @@ def main():
     parser.add_argument("--min-seconds", type=float, default=DEFAULT_MIN_SECONDS,
                         help="a measurement takes more pairs, up to 1000, until its pairs have taken this long")
     parser.add_argument("--quick", action="store_true", help="few calls and repeats: checks that it runs")
+    parser.add_argument("--placement-probe", metavar="BINARY",
+                        help="bench/core_to_core_latency, run around every row to record where the vCPUs were")
     parser.add_argument("--only", metavar="NAME",
                         help="run only the CPU-eager rows and the profiler row whose name contains NAME (e.g. LSTM, "
                         "profiling), nothing else")
@@ -175,6 +178,7 @@ def main():
     def calls(n):
         return max(2, int(n * scale))
 
+    probe = PlacementProbe(args.placement_probe)
     cpu = ReferenceProcess("cpu")
     suites = [("tiny ops", 2000), ("allocation", 3000), ("large compute", 10), ("training", 50), ("models", None)]
     for group, n in suites:
@@ -185,37 +189,37 @@ def main():
                 n = CALLS.get(name, DEFAULT_CALLS)
             row = compare(group, name, openreg_fn, functools.partial(cpu.seconds_per_call, group, name), "CPU eager",
                           calls(n if "2048" not in name else n // 4), alternation)
-            print(json.dumps(row), flush=True)
+            probe.emit(row)
     if args.only is not None:
         cpu.close()
         if args.only in PROFILING_ROW:
-            print(json.dumps(profiling_overhead(calls(2000), alternation)), flush=True)
+            probe.emit(profiling_overhead(calls(2000), alternation))
         return
-    print(json.dumps(first_step(alternation)), flush=True)
+    probe.emit(first_step(alternation))
     # CPU work in this process, which has used openreg all along, against the
     # same work in the process that never loaded it.
     for name, cpu_fn in small_mlp_adam("cpu").items():
         row = compare("host CPU", f"{name}, after openreg ran", cpu_fn,
                       functools.partial(cpu.seconds_per_call, "host CPU", name), "CPU eager, fresh process",
                       calls(300), alternation)
-        print(json.dumps(row), flush=True)
+        probe.emit(row)
     cpu.close()
     eager = ReferenceProcess("openreg")
     for row in compiled_rows(eager, calls, alternation):
-        print(json.dumps(row), flush=True)
+        probe.emit(row)
     for name, replay in graph_replays().items():
         row = compare("graphs", f"{name}: replay vs eager", replay,
                       functools.partial(eager.seconds_per_call, "graphs", name),
                       "openreg eager, a process that never replays", calls(200), alternation)
-        print(json.dumps(row), flush=True)
+        probe.emit(row)
     eager.close()
     reference_fn, cases = copies(64 * MiB)
     for name, fn in cases.items():
         row = compare("copies, 64 MiB", name, fn, lambda n: seconds_per_call(reference_fn, n), "memcpy", calls(20),
                       alternation)
-        print(json.dumps(row), flush=True)
-    print(json.dumps(stream_overlap(alternation)), flush=True)
-    print(json.dumps(profiling_overhead(calls(2000), alternation)), flush=True)
+        probe.emit(row)
+    probe.emit(stream_overlap(alternation))
+    probe.emit(profiling_overhead(calls(2000), alternation))
 
 
 if __name__ == "__main__":

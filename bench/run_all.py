@@ -87,6 +87,19 @@ def meets(target, ratio, median_ns):
     return ratio <= bound if comparison == "<=" else ratio >= bound
 
 
+# A cache line's round trip between CPUs 0 and 1 above this means the two
+# vCPUs were placed apart on the host (~350 ns, against ~60 ns when they share
+# a cache): cross-thread work then slows by up to 2x (docs/performance.md,
+# "Where the vCPUs are").
+VCPUS_APART_NS = 200.0
+
+
+def vcpus_apart(data):
+    """Whether a row's driver data was measured, at its start or its end, with the vCPUs apart."""
+    probes = [ns for ns in data.get("core_to_core_ns") or [] if ns is not None]
+    return bool(probes) and max(probes) > VCPUS_APART_NS
+
+
 def machine():
     model = "unknown CPU"
     try:
@@ -107,6 +120,8 @@ def run_python_suite(driver, args, script="python_suite.py"):
                str(args.min_seconds)]
     if args.quick:
         command.append("--quick")
+    if script == "python_suite.py" and args.placement_probe:
+        command += ["--placement-probe", args.placement_probe]
     env = dict(os.environ, OPENREG_DRIVER=driver)
     print(f"[bench] {script} on {driver} ...", file=sys.stderr, flush=True)
     result = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -161,6 +176,8 @@ def merge_python_rows(per_driver_rows):
                 "group": row["group"], "name": row["name"], "kind": row["kind"],
                 "reference_name": row["reference_name"], "per_driver": {}})
             entry["per_driver"][driver] = {"openreg": row["openreg"], "reference": row["reference"]}
+            if "core_to_core_ns" in row:
+                entry["per_driver"][driver]["core_to_core_ns"] = row["core_to_core_ns"]
     return list(merged.values())
 
 
@@ -222,7 +239,8 @@ def table(rows):
                 low, high = data["spread"]
                 unit = " speed-up" if row["kind"] == "speedup" else ""
                 verdict = {True: " ✓", False: " ✗"}.get(data.get("met"), "")
-                cells.append(f"{data['ratio']:.2f}×{unit} ({low:.2f}–{high:.2f}){verdict}")
+                apart = " ‡" if vcpus_apart(data) else ""
+                cells.append(f"{data['ratio']:.2f}×{unit} ({low:.2f}–{high:.2f}){verdict}{apart}")
             if "target" in data:
                 verdict = {True: "✓", False: "✗"}[data["met"]]
                 if "ratio" not in data:
@@ -301,7 +319,11 @@ def write_outputs(rows, machine_info, command, root, repeats, min_seconds):
         "CPU eager "
         "is timed in a process that never loads openreg, and the eager openreg step that graph replays and "
         "compiled steps are divided by in one that never replays (bench/reference_process.py) "
-        "(spread: 10th–90th percentile of the pairs' ratios, min–max under ten pairs); ✓/✗ against the target. "
+        "(spread: 10th–90th percentile of the pairs' ratios, min–max under ten pairs); ✓/✗ against the target; "
+        f"‡: at the row's start or end the host had placed the two vCPUs apart (a cache line's round trip "
+        f"between them above {VCPUS_APART_NS:g} ns, bench/core_to_core_latency.cc; ~60 ns when they share a "
+        "cache), which slows work that passes data between threads, graph replays of small kernels 2x "
+        "(\"Where the vCPUs are\" below). "
         "Raw samples: "
         "[benchmarks/results.json](benchmarks/results.json).",
         "",
@@ -333,6 +355,7 @@ def main():
     parser.add_argument("--no-write", action="store_true", help="print the table only")
     parser.add_argument("--allocator-benchmark", required=True)
     parser.add_argument("--driver-benchmark", required=True)
+    parser.add_argument("--placement-probe", help="bench/core_to_core_latency, run around every Python row")
     args = parser.parse_args()
 
     python_rows = merge_python_rows({

@@ -1,0 +1,50 @@
+"""bench/placement_probe.py: the probes around each row, and a probe that fails or prints nonsense."""
+
+import json
+import stat
+
+import pytest
+
+from placement_probe import PlacementProbe
+
+
+def fake_probe(tmp_path, outputs, exit_code=0, stderr=""):
+    """A probe printing `outputs` in turn (one per run), exiting with `exit_code`."""
+    counter = tmp_path / "runs"
+    counter.write_text("0")
+    script = tmp_path / "probe"
+    lines = " ".join(repr(o) for o in outputs)
+    script.write_text(f"""#!/bin/sh
+n=$(cat {counter}); echo $((n + 1)) > {counter}
+set -- {lines}
+shift $n
+echo "$1"
+echo {stderr!r} >&2
+exit {exit_code}
+""")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_each_row_gets_the_probe_before_and_after_it(tmp_path, capsys):
+    probe = PlacementProbe(fake_probe(tmp_path, ["61.5", "340.0", "58.0"]))
+    probe.emit({"name": "a"})
+    probe.emit({"name": "b"})
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows == [{"name": "a", "core_to_core_ns": [61.5, 340.0]}, {"name": "b", "core_to_core_ns": [340.0, 58.0]}]
+
+
+def test_without_a_probe_rows_are_printed_as_they_are(capsys):
+    PlacementProbe(None).emit({"name": "a"})
+    assert json.loads(capsys.readouterr().out) == {"name": "a"}
+
+
+def test_a_failing_probe_is_reported_with_its_message(tmp_path):
+    binary = fake_probe(tmp_path, [""], exit_code=1, stderr="cannot run on CPU 1")
+    with pytest.raises(RuntimeError, match=r"placement probe .* failed \(exit code 1\): cannot run on CPU 1"):
+        PlacementProbe(binary)
+
+
+def test_a_probe_printing_no_number_is_reported(tmp_path):
+    with pytest.raises(RuntimeError, match=r"printed 'fast', expected nanoseconds per round trip"):
+        PlacementProbe(fake_probe(tmp_path, ["fast"]))
