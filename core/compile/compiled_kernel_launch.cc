@@ -8,8 +8,10 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "core/torch_runtime/device_allocator.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_work.h"
+#include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
 namespace {
@@ -100,6 +102,9 @@ absl::Status CompiledKernel::Launch(
   // The kernel runs on the driver's thread and gets execution addresses
   // (docs/memory.md, "Device memory the host cannot touch").
   intptr_t execution_offset = 0;
+  // The stream whose memory the work need not own (OrderedOnStream): the
+  // current stream it is enqueued on, null while that stream captures.
+  openreg_stream ordering = nullptr;
   for (size_t i = 0; i < values.size(); ++i) {
     const CompiledKernelValue& value = values[i];
     OpenRegKernelArgument& slot = work.arguments[i];
@@ -138,6 +143,7 @@ absl::Status CompiledKernel::Launch(
       if (device < 0) {
         device = index;
         execution_offset = ExecutionOffsetOf(index);
+        ordering = StreamOrderingWork(CurrentDriverStream(index));
       } else if (device != index) {
         return absl::InvalidArgumentError(absl::StrCat(
             "compiled kernel ", name_,
@@ -158,7 +164,9 @@ absl::Status CompiledKernel::Launch(
         slot.pointer =
             static_cast<char*>(tensor.mutable_data_ptr()) + execution_offset;
       }
-      work.storages.push_back(tensor.storage());
+      if (!OrderedOnStream(tensor.storage(), ordering)) {
+        work.storages.push_back(tensor.storage());
+      }
     } else if (kind == 'I') {
       const int64_t* integer = std::get_if<int64_t>(&value);
       if (integer == nullptr) return mismatch();

@@ -26,10 +26,16 @@
 // copies it into memory the work owns, so CPU code that changes the tensor
 // afterwards does not race with the queued kernel.
 //
-// Lifetime. The launched work owns a reference to the storage of every
-// tensor argument until it has run (Note [Asynchronous execution]), so
-// Python may drop the tensors at once. It owns no Python object: the driver's
-// thread never needs the GIL.
+// Lifetime. Python may drop the tensors at once. The launched work owns a
+// reference, until it has run, to the storage of every tensor argument whose
+// memory is not stream-ordered on the stream it is enqueued on (Note
+// [Asynchronous execution]): memory of another stream, of the registered
+// allocator, or anything while the stream captures. Memory ordered on that
+// stream needs none, as for eager ops: its free only lets later work on the
+// stream reuse it (Note [Stream-ordered reuse]), so a loop of compiled calls
+// whose results Python drops reuses the same few blocks however far the host
+// runs ahead. The work owns no Python object: the driver's thread never needs
+// the GIL.
 //
 // Per-call cost. The generated wrapper calls a kernel once per graph call,
 // so everything that does not depend on the call's values (the entry point,

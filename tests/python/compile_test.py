@@ -244,6 +244,48 @@ def test_training_matches_eager_under_adversarial_delays():
     assert "same" in result.stdout
 
 
+@pytest.mark.skipif(os.environ.get("OPENREG_DRIVER") != "threaded_sim", reason="threaded_sim's adversarial mode")
+def test_compiled_kernels_let_go_of_memory_ordered_on_their_stream_and_keep_every_value():
+    # Random delays keep the stream far behind the host. A compiled kernel
+    # owns no reference to memory ordered on its own stream (Note [Launching
+    # compiled kernels]), so results Python drops are reused by the next call
+    # at once; when every kernel held its output until it ran, 200 dropped
+    # results of 128 KiB were alive at once. Inputs dropped while their kernel
+    # is queued serve the next inputs: a kernel running after that reuse would
+    # read the wrong values.
+    result = run_python(
+        """
+        import torch
+        from torch._inductor.utils import run_and_get_code
+
+        compiled = torch.compile(lambda x: (x * 3 + 1).relu())
+        n = 1 << 15
+        x = torch.full((n,), 1.0, device="openreg")
+        _, code = run_and_get_code(compiled, x)
+        assert "openreg_kernels.compile(" in "".join(code)
+        torch.openreg.synchronize()
+        torch.openreg.reset_peak_memory_stats()
+        base = torch.openreg.memory_allocated()
+        for _ in range(200):
+            compiled(x)
+        torch.openreg.synchronize()
+        print("peak", torch.openreg.max_memory_allocated() - base)
+        kept = []
+        for trial in range(40):
+            x = torch.full((n,), float(trial), device="openreg")
+            kept.append(compiled(x))
+            del x
+        print("wrong", sum(int((y != 3 * trial + 1).sum().item()) for trial, y in enumerate(kept)))
+        """,
+        env={"OPENREG_DRIVER_OPTIONS": "adversarial=1,adversarial_seed=11"},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = dict(line.split() for line in result.stdout.splitlines())
+    assert int(lines["peak"]) <= 128 * 1024, result.stdout
+    assert lines["wrong"] == "0", result.stdout
+
+
 def test_import_torch_does_not_import_dynamo_and_registration_follows_it():
     result = run_python(
         """
