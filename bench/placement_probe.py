@@ -11,12 +11,16 @@ this runs it around every row python_suite.py prints.
 
 import json
 import subprocess
+import sys
 
 
 class PlacementProbe:
     """Where the two vCPUs were while each row ran: core_to_core_latency (a cache line's round trip between
     CPUs 0 and 1, in ns) before and after it, as the row's "core_to_core_ns" (docs/performance.md, "Where the
-    vCPUs are"). Rows are printed one after the other, so one probe ends a row and starts the next."""
+    vCPUs are"). Rows are printed one after the other, so one probe ends a row and starts the next.
+
+    A probe that fails (a machine with one CPU, say) costs the rows their placement, not the run: the first
+    failure is reported on stderr, and from then on rows are printed without probing."""
 
     def __init__(self, binary):
         self._binary = binary
@@ -25,20 +29,32 @@ class PlacementProbe:
     def _probe(self):
         if self._binary is None:
             return None
-        result = subprocess.run([self._binary], capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"the placement probe {self._binary} failed (exit code {result.returncode}): "
-                               f"{result.stderr.strip()}")
+        nanoseconds, problem = self._run()
+        if problem is None:
+            return nanoseconds
+        print(f"placement probe {self._binary} {problem}; the rows from here on have no core_to_core_ns",
+              file=sys.stderr, flush=True)
+        self._binary = None
+        return None
+
+    def _run(self):
+        """(nanoseconds, None), or (None, what went wrong)."""
         try:
-            return float(result.stdout)
+            result = subprocess.run([self._binary], capture_output=True, text=True)
+        except OSError as error:
+            return None, f"cannot be run ({error})"
+        if result.returncode != 0:
+            return None, f"failed (exit code {result.returncode}): {result.stderr.strip()}"
+        try:
+            return float(result.stdout), None
         except ValueError:
-            raise RuntimeError(f"the placement probe {self._binary} printed {result.stdout.strip()!r}, expected "
-                               "nanoseconds per round trip (a number)") from None
+            return None, f"printed {result.stdout.strip()!r}, expected nanoseconds per round trip (a number)"
 
     def emit(self, row):
-        """Prints `row` as a JSON line, with the probes around it when there is a probe."""
+        """Prints `row` as a JSON line, with the probes around it while there is a probe."""
         if self._binary is not None:
             after = self._probe()
-            row = {**row, "core_to_core_ns": [self._last, after]}
+            if self._binary is not None:
+                row = {**row, "core_to_core_ns": [self._last, after]}
             self._last = after
         print(json.dumps(row), flush=True)

@@ -1,9 +1,7 @@
-"""bench/placement_probe.py: the probes around each row, and a probe that fails or prints nonsense."""
+"""bench/placement_probe.py: the probes around each row, and a probe that fails or prints no number."""
 
 import json
 import stat
-
-import pytest
 
 from placement_probe import PlacementProbe
 
@@ -39,12 +37,27 @@ def test_without_a_probe_rows_are_printed_as_they_are(capsys):
     assert json.loads(capsys.readouterr().out) == {"name": "a"}
 
 
-def test_a_failing_probe_is_reported_with_its_message(tmp_path):
-    binary = fake_probe(tmp_path, [""], exit_code=1, stderr="cannot run on CPU 1")
-    with pytest.raises(RuntimeError, match=r"placement probe .* failed \(exit code 1\): cannot run on CPU 1"):
-        PlacementProbe(binary)
+def test_a_failing_probe_is_reported_once_and_the_rows_go_on_without_it(tmp_path, capsys):
+    probe = PlacementProbe(fake_probe(tmp_path, [""], exit_code=1, stderr="cannot run on CPU 1"))
+    probe.emit({"name": "a"})
+    probe.emit({"name": "b"})
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in out.splitlines()] == [{"name": "a"}, {"name": "b"}]
+    assert err.count("placement probe") == 1
+    assert "failed (exit code 1): cannot run on CPU 1; the rows from here on have no core_to_core_ns" in err
 
 
-def test_a_probe_printing_no_number_is_reported(tmp_path):
-    with pytest.raises(RuntimeError, match=r"printed 'fast', expected nanoseconds per round trip"):
-        PlacementProbe(fake_probe(tmp_path, ["fast"]))
+def test_a_probe_that_stops_printing_numbers_ends_the_probing(tmp_path, capsys):
+    probe = PlacementProbe(fake_probe(tmp_path, ["70.0", "fast", "80.0"]))
+    probe.emit({"name": "a"})
+    probe.emit({"name": "b"})
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in out.splitlines()] == [{"name": "a"}, {"name": "b"}]
+    assert "printed 'fast', expected nanoseconds per round trip (a number)" in err
+
+
+def test_a_probe_that_cannot_be_run_is_reported(tmp_path, capsys):
+    PlacementProbe(str(tmp_path / "missing")).emit({"name": "a"})
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"name": "a"}
+    assert "missing cannot be run" in err
