@@ -102,8 +102,10 @@ absl::Status CompiledKernel::Launch(
   // The kernel runs on the driver's thread and gets execution addresses
   // (docs/memory.md, "Device memory the host cannot touch").
   intptr_t execution_offset = 0;
-  // The stream whose memory the work need not own (OrderedOnStream): the
-  // current stream it is enqueued on, null while that stream captures.
+  // The current stream of the device, which the work is enqueued on, and
+  // the stream whose memory it need not own (OrderedOnStream): the same one,
+  // or null while it captures.
+  openreg_stream stream = nullptr;
   openreg_stream ordering = nullptr;
   for (size_t i = 0; i < values.size(); ++i) {
     const CompiledKernelValue& value = values[i];
@@ -143,7 +145,8 @@ absl::Status CompiledKernel::Launch(
       if (device < 0) {
         device = index;
         execution_offset = ExecutionOffsetOf(index);
-        ordering = StreamOrderingWork(CurrentDriverStream(index));
+        stream = CurrentDriverStream(index);
+        ordering = StreamOrderingWork(stream);
       } else if (device != index) {
         return absl::InvalidArgumentError(absl::StrCat(
             "compiled kernel ", name_,
@@ -185,7 +188,7 @@ absl::Status CompiledKernel::Launch(
                      " got no openreg tensor (only CPU "
                      "scalars), so no openreg device to run on"));
   }
-  EnqueueOnCurrentStream(device, name_, [work = std::move(work)] {
+  EnqueueWork(device, stream, name_, [work = std::move(work)] {
     work.entry(work.arguments.data());
   });
   return absl::OkStatus();

@@ -42,10 +42,6 @@ uintptr_t AllocateDeviceMemoryByAddress(int64_t size, c10::Stream stream) {
               "caching_allocator_alloc: size must be a number of bytes, 0 or "
               "more, got ",
               size);
-  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
-              "caching_allocator_alloc: the stream must be an openreg "
-              "stream, got one of ",
-              stream.device(), "; pass torch.openreg.current_stream(device)");
   // Allocates on the stream's device, stream-ordered on the stream.
   const c10::StreamGuard guard(stream);
   void* memory = c10::GetAllocator(c10::DeviceType::PrivateUse1)

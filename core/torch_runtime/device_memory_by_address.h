@@ -24,8 +24,8 @@
 
 namespace openreg {
 
-// `size` bytes of `stream`'s device, stream-ordered on `stream`. Throws
-// c10::Error for a negative size or a stream of another device type, and
+// `size` bytes of `stream`'s device (an openreg stream), stream-ordered on
+// `stream`. Throws c10::Error for a negative size, and
 // torch.OutOfMemoryError when the device is full.
 uintptr_t AllocateDeviceMemoryByAddress(int64_t size, c10::Stream stream);
 

@@ -59,6 +59,8 @@ def test_bad_arguments_are_refused_with_what_was_expected():
         o.caching_allocator_alloc(1.5)
     with pytest.raises(TypeError, match="stream must be a torch.Stream of openreg, got 'default'"):
         o.caching_allocator_alloc(16, stream="default")
+    with pytest.raises(ValueError, match="expected an openreg stream, got one of cpu"):
+        o.caching_allocator_alloc(16, device=0, stream=torch.Stream(device="cpu"))
     with pytest.raises(TypeError, match="mem_ptr must be an address"):
         o.caching_allocator_delete(-5)
     with pytest.raises(ValueError, match="expected an openreg device"):
@@ -82,19 +84,25 @@ def test_out_of_memory_raises_and_the_device_stays_usable():
 
 def test_storages_of_the_registered_allocator_work_like_any_other():
     # torch.UntypedStorage allocates through c10::GetAllocator(PrivateUse1), whose DataPtrs carry the address,
-    # not the block (Note [Two device allocator instances]): work using them must own them all the same.
+    # not the block (Note [Two device allocator instances]): work on another stream must own such memory. The
+    # side stream is kept busy, and the current stream allocates and fills memory of the same size meanwhile:
+    # had the queued multiply not owned the storage, its block would be handed out and overwritten first.
     before = allocated()
     side = o.Stream()
     storage = torch.UntypedStorage(4096, device="openreg")
     assert allocated()[0] == before[0] + 4096
     tensor = torch.empty(0, device="openreg").set_(storage, 0, (1024,), (1,))
     tensor.copy_(torch.arange(1024, dtype=torch.float32))
+    busy = torch.randn(768, 768, device="openreg")
+    side.wait_stream(o.current_stream())
     with o.stream(side):
-        side.wait_stream(o.current_stream())
+        for _ in range(4):
+            busy @ busy
         doubled = tensor * 2
-    del tensor, storage  # still used by the work queued on `side`
+    del tensor, storage
+    overwritten = [torch.full((1024,), 7.0, device="openreg") for _ in range(4)]
     side.synchronize()
     assert torch.equal(doubled.cpu(), torch.arange(1024, dtype=torch.float32) * 2)
-    del doubled
+    del doubled, busy, overwritten
     o.synchronize()
     assert allocated() == before

@@ -60,12 +60,12 @@ def caching_allocator_alloc(size: int, device: Any = None, stream: Optional[torc
         stream = torch.openreg.current_stream(device)
     elif not isinstance(stream, torch.Stream):
         raise TypeError(f"caching_allocator_alloc: stream must be a torch.Stream of openreg, got {stream!r}")
+    elif stream.device.type != "openreg":
+        raise ValueError(f"caching_allocator_alloc: expected an openreg stream, got one of {stream.device}; "
+                         "pass torch.openreg.current_stream(device)")
     elif device is not None and _index(device) != stream.device_index:
         raise ValueError(f"caching_allocator_alloc: the stream is on {stream.device}, not on device {device!r}; "
                          "pass one of them, or a stream of that device")
-    if stream.device.type != "openreg":
-        raise ValueError(f"caching_allocator_alloc: expected an openreg stream, got one of {stream.device}; "
-                         "pass torch.openreg.current_stream(device)")
     return _C._caching_allocator_alloc(size, stream.stream_id, stream.device_index)
 
 
