@@ -12,9 +12,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/distributed/borrowed_device_memory.h"
 #include "core/distributed/collective_work.h"
 #include "core/distributed/cross_rank_check.h"
 #include "core/distributed/tensor_checks.h"
+#include "core/torch_runtime/device_allocator.h"
 #include "core/torch_runtime/guard_impl.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_capture.h"
@@ -176,7 +178,8 @@ c10d::ReduceOp ProcessGroupOpenReg::GlooReduceOp(
             "tensors, found ", tensor.scalar_type(),
             ". Use ReduceOp.SUM and divide, or convert the tensor.");
       }
-      *after = [reduced, size = size_](CpuAliases& aliases) {
+      *after = [reduced = BorrowDeviceMemory(reduced),
+                size = size_](CpuAliases& aliases) {
         for (const at::Tensor& tensor : reduced) aliases.Alias(tensor).div_(size);
       };
       return c10d::ReduceOp::SUM;
@@ -190,7 +193,8 @@ c10d::ReduceOp ProcessGroupOpenReg::GlooReduceOp(
                         "torch.distributed._make_nccl_premul_sum(factor).");
       at::Tensor factor = supplement->tensor_factor;
       const double scalar_factor = supplement->double_factor;
-      *after = [reduced, factor, scalar_factor](CpuAliases& aliases) {
+      *after = [reduced = BorrowDeviceMemory(reduced), factor,
+                scalar_factor](CpuAliases& aliases) {
         for (const at::Tensor& tensor : reduced) {
           at::Tensor view = aliases.Alias(tensor);
           if (!factor.defined()) {
@@ -263,14 +267,11 @@ WorkPtr ProcessGroupOpenReg::endCoalescing() {
 }
 
 std::optional<std::string> ProcessGroupOpenReg::Disagreement(
-    const std::vector<Collective>& batch,
+    const std::vector<std::pair<const char*, CollectiveSignature>>& signatures,
     std::chrono::milliseconds timeout) const {
-  for (const Collective& collective : batch) {
-    const std::optional<CollectiveSignature> signature =
-        SignatureFor(collective.type, collective.tensors, collective.outputs);
-    if (!signature.has_value()) continue;
+  for (const auto& [name, signature] : signatures) {
     const absl::Status agreed =
-        CheckSameAcrossRanks(*gloo_, collective.name, *signature, timeout);
+        CheckSameAcrossRanks(*gloo_, name, signature, timeout);
     if (!agreed.ok()) return std::string(agreed.message());
   }
   return std::nullopt;
@@ -285,11 +286,29 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
   std::vector<at::Tensor> outputs;
   bool blocks_host = false;
   std::chrono::milliseconds timeout{0};
-  for (const Collective& collective : batch) {
+  // What the work reads of the tensors (their signatures) and the storages
+  // it must own; the calls see the memory through borrowed tensors, so once
+  // the originals are dropped here, memory stream-ordered on this stream is
+  // the caller's to free (Note [Collectives borrow stream-ordered memory]).
+  std::vector<std::pair<const char*, CollectiveSignature>> signatures;
+  std::vector<c10::Storage> owned;
+  const openreg_stream ordering = StreamOrderingWork(driver_stream);
+  for (Collective& collective : batch) {
+    if (std::optional<CollectiveSignature> signature = SignatureFor(
+            collective.type, collective.tensors, collective.outputs)) {
+      signatures.emplace_back(collective.name, *std::move(signature));
+    }
+    for (const at::Tensor& tensor : collective.tensors) {
+      if (!OrderedOnStream(tensor.storage(), ordering)) {
+        owned.push_back(tensor.storage());
+      }
+    }
     outputs.insert(outputs.end(), collective.outputs.begin(),
                    collective.outputs.end());
     blocks_host = blocks_host || collective.blocks_host;
     timeout = std::max(timeout, collective.timeout);
+    collective.tensors.clear();
+    collective.outputs.clear();
   }
   if (blocks_host) {
     RefuseWhileCapturing(device, driver_stream,
@@ -314,7 +333,8 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
   EnqueueWork(
       device, driver_stream, name,
       [this_group = c10::intrusive_ptr<ProcessGroupOpenReg>::reclaim_copy(this),
-       tickets = std::move(tickets), batch = std::move(batch), outcome,
+       tickets = std::move(tickets), batch = std::move(batch),
+       signatures = std::move(signatures), owned = std::move(owned), outcome,
        timeout, name, &execution_offsets]() mutable {
         CpuAliases aliases(execution_offsets);
         std::optional<IssueTicket> ticket = tickets->Pop();
@@ -324,7 +344,7 @@ WorkPtr ProcessGroupOpenReg::EnqueueBatch(std::string name, OpType type,
         std::optional<std::string> failure;
         std::vector<WorkPtr> gloo_works;
         try {
-          failure = this_group->Disagreement(batch, timeout);
+          failure = this_group->Disagreement(signatures, timeout);
           // Every call starts before any is waited for: a batch's sends and
           // receives may depend on each other across ranks.
           for (Collective& collective : batch) {
@@ -362,7 +382,8 @@ WorkPtr ProcessGroupOpenReg::broadcast(std::vector<at::Tensor>& tensors,
                                        const c10d::BroadcastOptions& opts) {
   return Launch({"broadcast", OpType::BROADCAST, tensors, tensors,
                  TimeoutOf(opts.timeout),
-                 [tensors, opts](c10d::Backend& gloo, CpuAliases& aliases) {
+                 [tensors = BorrowDeviceMemory(tensors),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    std::vector<at::Tensor> views = Views(aliases, tensors);
                    return gloo.broadcast(views, opts);
                  }});
@@ -375,8 +396,8 @@ WorkPtr ProcessGroupOpenReg::allreduce(std::vector<at::Tensor>& tensors,
   c10d::AllreduceOptions gloo_opts = opts;
   gloo_opts.reduceOp =
       GlooReduceOp("all_reduce", opts.reduceOp, tensors, &collective.after);
-  collective.call = [tensors, gloo_opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+  collective.call = [tensors = BorrowDeviceMemory(tensors),
+                     gloo_opts](c10d::Backend& gloo, CpuAliases& aliases) {
     std::vector<at::Tensor> views = Views(aliases, tensors);
     return gloo.allreduce(views, gloo_opts);
   };
@@ -391,8 +412,8 @@ WorkPtr ProcessGroupOpenReg::allreduce_coalesced(
   c10d::AllreduceCoalescedOptions gloo_opts = opts;
   gloo_opts.reduceOp = GlooReduceOp("all_reduce_coalesced", opts.reduceOp,
                                     tensors, &collective.after);
-  collective.call = [tensors, gloo_opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+  collective.call = [tensors = BorrowDeviceMemory(tensors),
+                     gloo_opts](c10d::Backend& gloo, CpuAliases& aliases) {
     std::vector<at::Tensor> views = Views(aliases, tensors);
     return gloo.allreduce_coalesced(views, gloo_opts);
   };
@@ -409,8 +430,8 @@ WorkPtr ProcessGroupOpenReg::reduce(std::vector<at::Tensor>& tensors,
       opts.rootRank == rank_ ? tensors : std::vector<at::Tensor>{};
   gloo_opts.reduceOp =
       GlooReduceOp("reduce", opts.reduceOp, reduced, &collective.after);
-  collective.call = [tensors, gloo_opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+  collective.call = [tensors = BorrowDeviceMemory(tensors),
+                     gloo_opts](c10d::Backend& gloo, CpuAliases& aliases) {
     std::vector<at::Tensor> views = Views(aliases, tensors);
     return gloo.reduce(views, gloo_opts);
   };
@@ -431,8 +452,9 @@ WorkPtr ProcessGroupOpenReg::allgather(
   }
   return Launch({"all_gather", OpType::ALLGATHER,
                  Concat(inputs, outputs[0]), outputs[0], TimeoutOf(opts.timeout),
-                 [outputs, inputs, opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+                 [outputs = BorrowDeviceMemory(outputs),
+                  inputs = BorrowDeviceMemory(inputs),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    auto output_views = Views(aliases, outputs);
                    auto input_views = Views(aliases, inputs);
                    return gloo.allgather(output_views, input_views, opts);
@@ -446,8 +468,9 @@ WorkPtr ProcessGroupOpenReg::_allgather_base(at::Tensor& output,
       CheckConcatenation("all_gather_into_tensor", input, output, size_));
   return Launch({"all_gather_into_tensor", OpType::_ALLGATHER_BASE,
                  {input, output}, {output}, TimeoutOf(opts.timeout),
-                 [output, input, opts](c10d::Backend& gloo,
-                                       CpuAliases& aliases) {
+                 [output = BorrowDeviceMemory(output),
+                  input = BorrowDeviceMemory(input),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    at::Tensor output_view = aliases.Alias(output);
                    at::Tensor input_view = aliases.Alias(input);
                    return gloo._allgather_base(output_view, input_view, opts);
@@ -474,8 +497,9 @@ WorkPtr ProcessGroupOpenReg::allgather_coalesced(
   return Launch({"all_gather_coalesced", OpType::ALLGATHER_COALESCED,
                  Concat(inputs, Flatten(output_lists)), Flatten(output_lists),
                  TimeoutOf(opts.timeout),
-                 [output_lists, inputs, opts](c10d::Backend& gloo,
-                                              CpuAliases& aliases) {
+                 [output_lists = BorrowDeviceMemory(output_lists),
+                  inputs = BorrowDeviceMemory(inputs),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    auto output_views = Views(aliases, output_lists);
                    auto input_views = Views(aliases, inputs);
                    return gloo.allgather_coalesced(output_views, input_views,
@@ -495,8 +519,9 @@ WorkPtr ProcessGroupOpenReg::allgather_into_tensor_coalesced(
   }
   return Launch({"all_gather_into_tensor_coalesced", OpType::COALESCED,
                  Concat(inputs, outputs), outputs, TimeoutOf(opts.timeout),
-                 [outputs, inputs, opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+                 [outputs = BorrowDeviceMemory(outputs),
+                  inputs = BorrowDeviceMemory(inputs),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    auto output_views = Views(aliases, outputs);
                    auto input_views = Views(aliases, inputs);
                    return gloo.allgather_into_tensor_coalesced(
@@ -522,8 +547,9 @@ WorkPtr ProcessGroupOpenReg::gather(
   const std::vector<at::Tensor> gathered = Flatten(outputs);
   return Launch({"gather", OpType::GATHER, Concat(inputs, gathered), gathered,
                  TimeoutOf(opts.timeout),
-                 [outputs, inputs, opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+                 [outputs = BorrowDeviceMemory(outputs),
+                  inputs = BorrowDeviceMemory(inputs),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    auto output_views = Views(aliases, outputs);
                    auto input_views = Views(aliases, inputs);
                    return gloo.gather(output_views, input_views, opts);
@@ -548,8 +574,9 @@ WorkPtr ProcessGroupOpenReg::scatter(
   }
   return Launch({"scatter", OpType::SCATTER, Concat(outputs, Flatten(inputs)),
                  outputs, TimeoutOf(opts.timeout),
-                 [outputs, inputs, opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+                 [outputs = BorrowDeviceMemory(outputs),
+                  inputs = BorrowDeviceMemory(inputs),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    auto output_views = Views(aliases, outputs);
                    auto input_views = Views(aliases, inputs);
                    return gloo.scatter(output_views, input_views, opts);
@@ -574,8 +601,9 @@ WorkPtr ProcessGroupOpenReg::reduce_scatter(
   c10d::ReduceScatterOptions gloo_opts = opts;
   gloo_opts.reduceOp =
       GlooReduceOp("reduce_scatter", opts.reduceOp, outputs, &collective.after);
-  collective.call = [outputs, inputs, gloo_opts](c10d::Backend& gloo,
-                                                 CpuAliases& aliases) {
+  collective.call = [outputs = BorrowDeviceMemory(outputs),
+                     inputs = BorrowDeviceMemory(inputs),
+                     gloo_opts](c10d::Backend& gloo, CpuAliases& aliases) {
     auto output_views = Views(aliases, outputs);
     auto input_views = Views(aliases, inputs);
     return gloo.reduce_scatter(output_views, input_views, gloo_opts);
@@ -594,8 +622,9 @@ WorkPtr ProcessGroupOpenReg::_reduce_scatter_base(
   c10d::ReduceScatterOptions gloo_opts = opts;
   gloo_opts.reduceOp = GlooReduceOp("reduce_scatter_tensor", opts.reduceOp,
                                     {output}, &collective.after);
-  collective.call = [output, input, gloo_opts](c10d::Backend& gloo,
-                                               CpuAliases& aliases) {
+  collective.call = [output = BorrowDeviceMemory(output),
+                     input = BorrowDeviceMemory(input),
+                     gloo_opts](c10d::Backend& gloo, CpuAliases& aliases) {
     at::Tensor output_view = aliases.Alias(output);
     at::Tensor input_view = aliases.Alias(input);
     return gloo._reduce_scatter_base(output_view, input_view, gloo_opts);
@@ -619,8 +648,9 @@ WorkPtr ProcessGroupOpenReg::reduce_scatter_tensor_coalesced(
   c10d::ReduceScatterOptions gloo_opts = opts;
   gloo_opts.reduceOp = GlooReduceOp("reduce_scatter_tensor_coalesced",
                                     opts.reduceOp, outputs, &collective.after);
-  collective.call = [outputs, inputs, gloo_opts](c10d::Backend& gloo,
-                                                 CpuAliases& aliases) {
+  collective.call = [outputs = BorrowDeviceMemory(outputs),
+                     inputs = BorrowDeviceMemory(inputs),
+                     gloo_opts](c10d::Backend& gloo, CpuAliases& aliases) {
     auto output_views = Views(aliases, outputs);
     auto input_views = Views(aliases, inputs);
     return gloo.reduce_scatter_tensor_coalesced(output_views, input_views,
@@ -642,8 +672,11 @@ WorkPtr ProcessGroupOpenReg::alltoall_base(at::Tensor& output,
                     output.scalar_type());
   return Launch({"all_to_all_single", OpType::ALLTOALL_BASE, {output, input},
                  {output}, TimeoutOf(opts.timeout),
-                 [output, input, output_splits, input_splits, opts](
-                     c10d::Backend& gloo, CpuAliases& aliases) mutable {
+                 [output = BorrowDeviceMemory(output),
+                  input = BorrowDeviceMemory(input),
+                  output_splits,
+                  input_splits,
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) mutable {
                    at::Tensor output_view = aliases.Alias(output);
                    at::Tensor input_view = aliases.Alias(input);
                    return gloo.alltoall_base(output_view, input_view,
@@ -658,8 +691,9 @@ WorkPtr ProcessGroupOpenReg::alltoall(std::vector<at::Tensor>& outputs,
   ThrowIfError(CheckListLength("all_to_all", "input tensors (one per rank)", inputs, size_));
   return Launch({"all_to_all", OpType::ALLTOALL, Concat(outputs, inputs),
                  outputs, TimeoutOf(opts.timeout),
-                 [outputs, inputs, opts](c10d::Backend& gloo,
-                                         CpuAliases& aliases) {
+                 [outputs = BorrowDeviceMemory(outputs),
+                  inputs = BorrowDeviceMemory(inputs),
+                  opts](c10d::Backend& gloo, CpuAliases& aliases) {
                    auto output_views = Views(aliases, outputs);
                    auto input_views = Views(aliases, inputs);
                    return gloo.alltoall(output_views, input_views, opts);
@@ -669,8 +703,9 @@ WorkPtr ProcessGroupOpenReg::alltoall(std::vector<at::Tensor>& outputs,
 WorkPtr ProcessGroupOpenReg::send(std::vector<at::Tensor>& tensors,
                                   int dst_rank, int tag) {
   return Launch({"send", OpType::SEND, tensors, {}, TimeoutOf(c10d::kUnsetTimeout),
-                 [tensors, dst_rank, tag](c10d::Backend& gloo,
-                                          CpuAliases& aliases) {
+                 [tensors = BorrowDeviceMemory(tensors),
+                  dst_rank,
+                  tag](c10d::Backend& gloo, CpuAliases& aliases) {
                    std::vector<at::Tensor> views = Views(aliases, tensors);
                    return gloo.send(views, dst_rank, tag);
                  }});
@@ -680,8 +715,9 @@ WorkPtr ProcessGroupOpenReg::recv(std::vector<at::Tensor>& tensors,
                                   int src_rank, int tag) {
   return Launch({"recv", OpType::RECV, tensors, tensors,
                  TimeoutOf(c10d::kUnsetTimeout),
-                 [tensors, src_rank, tag](c10d::Backend& gloo,
-                                          CpuAliases& aliases) {
+                 [tensors = BorrowDeviceMemory(tensors),
+                  src_rank,
+                  tag](c10d::Backend& gloo, CpuAliases& aliases) {
                    std::vector<at::Tensor> views = Views(aliases, tensors);
                    return gloo.recv(views, src_rank, tag);
                  }});
@@ -691,7 +727,8 @@ WorkPtr ProcessGroupOpenReg::recvAnysource(std::vector<at::Tensor>& tensors,
                                            int tag) {
   return Launch({"recv (from any source)", OpType::RECVANYSOURCE, tensors,
                  tensors, TimeoutOf(c10d::kUnsetTimeout),
-                 [tensors, tag](c10d::Backend& gloo, CpuAliases& aliases) {
+                 [tensors = BorrowDeviceMemory(tensors),
+                  tag](c10d::Backend& gloo, CpuAliases& aliases) {
                    std::vector<at::Tensor> views = Views(aliases, tensors);
                    return gloo.recvAnysource(views, tag);
                  }});

@@ -45,11 +45,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "core/aten/cpu_alias.h"
+#include "core/distributed/cross_rank_check.h"
 #include "core/distributed/issue_order.h"
 
 namespace openreg {
@@ -139,7 +141,8 @@ class ProcessGroupOpenReg final : public c10d::Backend {
 
  private:
   // Calls Gloo on CPU views of the collective's tensors; runs on the
-  // driver's thread. Captures the openreg tensors it views.
+  // driver's thread. Captures borrowed tensors of the memory it views
+  // (Note [Collectives borrow stream-ordered memory]).
   using GlooCall = absl::AnyInvocable<c10::intrusive_ptr<c10d::Work>(
       c10d::Backend& gloo, CpuAliases& aliases)>;
   // Runs after Gloo, in the same work, on the same views (AVG's division).
@@ -148,8 +151,8 @@ class ProcessGroupOpenReg final : public c10d::Backend {
   struct Collective {
     const char* name;
     c10d::OpType type;
-    // Every openreg tensor the collective touches: checked, and the device
-    // it runs on.
+    // Every openreg tensor the collective touches: checked, the device it
+    // runs on, and what it owns until it is enqueued.
     std::vector<at::Tensor> tensors;
     // What Work::result() and the future hold.
     std::vector<at::Tensor> outputs;
@@ -175,10 +178,12 @@ class ProcessGroupOpenReg final : public c10d::Backend {
   c10::DeviceIndex CheckedDevice(const char* name,
                                  const std::vector<at::Tensor>& tensors);
 
-  // Why the ranks' tensors for `batch` disagree, if they do (exchanges
-  // signatures through Gloo: cross_rank_check.h). Runs in the work.
+  // Why the ranks' tensors disagree, if they do: exchanges the signatures
+  // of a batch's collectives, by name, through Gloo (cross_rank_check.h).
+  // Runs in the work.
   std::optional<std::string> Disagreement(
-      const std::vector<Collective>& batch,
+      const std::vector<std::pair<const char*, CollectiveSignature>>&
+          signatures,
       std::chrono::milliseconds timeout) const;
 
   // The timeout of one call: its own if set, else the group's.

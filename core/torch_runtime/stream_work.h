@@ -9,9 +9,9 @@
 // once freed it serves only later work on that stream until the stream has
 // caught up (Note [Stream-ordered reuse], device_memory_pool.h), so ops
 // (structured ops, TensorIterator loops, the CPU fallback, copies, compiled
-// kernels) do not hold it (OrderedOnStream, device_allocator.h); collectives
-// still hold everything. Once the driver has run the work, the
-// object comes back to the core and is destroyed on a user thread: by the
+// kernels, collectives) do not hold it (OrderedOnStream, device_allocator.h;
+// Note [Collectives borrow stream-ordered memory]). Once the driver has run
+// the work, the object comes back to the core and is destroyed on a user thread: by the
 // launching thread as soon as the launch returns if the driver ran it before
 // returning (a synchronous driver; the run, seeing it is inside that very
 // launch, lets go with no locked instruction), otherwise the next time any

@@ -370,6 +370,55 @@ def scenario_ordering() -> None:
             same(between, torch.stack([value(r, 7) for r in range(WORLD)]).sum(0))
     check("ordering_captured_collectives", captured_collectives)
 
+    def dropped_tensors_memory():
+        # Collectives own no reference to memory stream-ordered on their stream (Note [Collectives borrow
+        # stream-ordered memory]), so tensors dropped while their collective is queued are reused at once by
+        # the next iteration's tensors, whose fills run after the collective: wrong ordering shows up as wrong
+        # sums. Gloo's cross-process calls keep the stream far behind the host here; when every collective
+        # owned its tensors until it ran, every iteration's 256 KiB stayed allocated (10 MiB).
+        m, rounds = 1 << 14, 40
+        total = torch.zeros(WORLD * m, device=dev)
+        torch.openreg.synchronize()
+        torch.openreg.reset_peak_memory_stats()
+        base = torch.openreg.memory_allocated()
+        for i in range(rounds):
+            x = torch.full((m,), float(1000 * RANK + i), device=dev)
+            gathered = torch.empty(WORLD * m, device=dev)
+            dist.all_gather_into_tensor(gathered, x)
+            summed = torch.full((m,), float(i), device=dev)
+            dist.all_reduce(summed, op=dist.ReduceOp.AVG)
+            total += gathered
+            total[:m] += summed
+            del x, gathered, summed
+        torch.openreg.synchronize()
+        peak = torch.openreg.max_memory_allocated() - base
+        per_round = 4 * m * (2 + WORLD)  # x, summed and gathered, in bytes
+        expected = torch.cat([torch.full((m,), float(1000 * r * rounds + rounds * (rounds - 1) // 2))
+                              for r in range(WORLD)])
+        expected[:m] += rounds * (rounds - 1) // 2
+        same(total, expected)
+        assert peak <= 2 * per_round, f"peak {peak} bytes for rounds of {per_round} bytes"
+    check("ordering_dropped_tensors_memory", dropped_tensors_memory)
+
+    def side_stream_owns_dropped_tensors():
+        # A collective on a side stream must own memory ordered on the current stream: dropped there, it
+        # would serve the next fill on the current stream, which may run before the collective reads it.
+        m = 1 << 14
+        side = torch.openreg.Stream()
+        gathered = []
+        for i in range(20):
+            x = torch.full((m,), float(1000 * RANK + i), device=dev)
+            gathered.append(torch.empty(WORLD * m, device=dev))
+            side.wait_stream(torch.openreg.current_stream())
+            with torch.openreg.stream(side):
+                dist.all_gather_into_tensor(gathered[-1], x)
+            del x
+            torch.full((m,), -1.0, device=dev)
+        torch.openreg.synchronize()
+        for i, result in enumerate(gathered):
+            same(result, torch.cat([torch.full((m,), float(1000 * r + i)) for r in range(WORLD)]))
+    check("ordering_side_stream_owns_dropped_tensors", side_stream_owns_dropped_tensors)
+
     dist.destroy_process_group()
 
 
