@@ -15,7 +15,9 @@
 // A borrowed tensor takes its memory's address when the collective is
 // called, as a CUDA kernel takes its arguments' addresses at its launch: a
 // tensor resized after that call does not move the collective to its new
-// memory.
+// memory, and the copy of the old memory, queued after the collective on
+// the same stream, carries its result over. Resizing a tensor that a
+// collective on another stream still uses is a race, as it is with CUDA.
 #ifndef OPENREG_CORE_DISTRIBUTED_BORROWED_DEVICE_MEMORY_H_
 #define OPENREG_CORE_DISTRIBUTED_BORROWED_DEVICE_MEMORY_H_
 

@@ -11,11 +11,11 @@
 // (structured ops, TensorIterator loops, the CPU fallback, copies, compiled
 // kernels, collectives) do not hold it (OrderedOnStream, device_allocator.h;
 // Note [Collectives borrow stream-ordered memory]). Once the driver has run
-// the work, the object comes back to the core and is destroyed on a user thread: by the
-// launching thread as soon as the launch returns if the driver ran it before
-// returning (a synchronous driver; the run, seeing it is inside that very
-// launch, lets go with no locked instruction), otherwise the next time any
-// thread enqueues work or synchronizes.
+// the work, the object comes back to the core and is destroyed on a user
+// thread: by the launching thread as soon as the launch returns if the
+// driver ran it before returning (a synchronous driver; the run, seeing it
+// is inside that very launch, lets go with no locked instruction), otherwise
+// the next time any thread enqueues work or synchronizes.
 // Destroying tensors may free device memory or touch Python objects, which
 // must not happen on a driver's thread.
 //

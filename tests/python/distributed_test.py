@@ -60,7 +60,7 @@ def test_collective_matches_cpu(check):
 
 ORDERING = ["ordering_current_stream", "ordering_async_side_stream", "ordering_two_streams",
             "ordering_caller_not_blocked", "ordering_captured_collectives", "ordering_dropped_tensors_memory",
-            "ordering_side_stream_owns_dropped_tensors"]
+            "ordering_side_stream_owns_dropped_tensors", "ordering_resized_after_the_call"]
 
 
 @pytest.mark.parametrize("check", ORDERING)

@@ -419,6 +419,18 @@ def scenario_ordering() -> None:
             same(result, torch.cat([torch.full((m,), float(1000 * r + i)) for r in range(WORLD)]))
     check("ordering_side_stream_owns_dropped_tensors", side_stream_owns_dropped_tensors)
 
+    def resized_after_the_call():
+        # A collective uses the memory its tensor had when it was called, as a CUDA kernel does: growing the
+        # tensor afterwards queues the copy of the old memory after the collective, so the reduced values move.
+        # A collective that looked the memory up when it ran would reduce the new, unfilled memory instead.
+        m = 1 << 12
+        for i in range(10):
+            x = torch.full((m,), float(RANK + i), device=dev)
+            dist.all_reduce(x)
+            x.resize_(2 * m)
+            same(x[:m], torch.full((m,), float(sum(r + i for r in range(WORLD)))))
+    check("ordering_resized_after_the_call", resized_after_the_call)
+
     dist.destroy_process_group()
 
 
