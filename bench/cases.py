@@ -178,5 +178,6 @@ CPU_SUITES = {"tiny ops": tiny_ops, "allocation": allocations, "large compute": 
 # Per reference process (reference_process.py): the suites it builds, by device.
 REFERENCE_SUITES = {"cpu": CPU_SUITES, "openreg": {
     "graphs": graph_eager_steps,
+    "models": real_models,
     "compiled": lambda device: {"train step": compiled_training_step(device, compiled=False)},
 }}

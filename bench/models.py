@@ -1,9 +1,11 @@
 """Real models for the training-step benchmarks, written here so nothing is downloaded.
 
-Each builder returns (model, optimizer, step) for a device; step() runs one
-training step (zero_grad, forward, loss, backward, optimizer step) on a fixed
-batch. Weights and data are drawn on the CPU from fixed seeds and then moved,
-so every device trains the same numbers.
+Each builder returns, for a device, step(): one training step (zero_grad,
+forward, loss, backward, optimizer step) on a fixed batch. Weights and data are
+drawn on the CPU from fixed seeds and then moved, so every device trains the
+same numbers. With capturable=True the step can be recorded in a graph
+(step_bound.py): Adam and AdamW keep their step counts on the device; SGD
+always can be.
 
 The sizes follow issue 17: small enough that the per-op cost shows, since a
 model dominated by one large matmul measures the CPU's GEMM, not the device.
@@ -119,16 +121,16 @@ def _language_model_step(model, optimizer, tokens, clip=None):
     return step
 
 
-def gpt2_style(device):
+def gpt2_style(device, capturable=False):
     """2 layers, width 128, 4 heads, sequence 64, batch 8, AdamW."""
     torch.manual_seed(0)
     model = Gpt2StyleDecoder().to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, capturable=capturable)
     tokens = torch.randint(0, 4096, (8, 65), generator=_seeded(1)).to(device)
     return _language_model_step(model, optimizer, tokens)
 
 
-def resnet(device):
+def resnet(device, capturable=False):
     """3x32x32 images, batch 32, SGD with momentum."""
     torch.manual_seed(0)
     model = small_resnet().to(device)
@@ -144,7 +146,7 @@ def resnet(device):
     return step
 
 
-def lstm_language_model(device):
+def lstm_language_model(device, capturable=False):
     """Sequence 35, batch 20, SGD with gradient clipping."""
     torch.manual_seed(0)
     model = LstmLanguageModel().to(device)
@@ -153,11 +155,11 @@ def lstm_language_model(device):
     return _language_model_step(model, optimizer, tokens, clip=0.25)
 
 
-def mlp_adam(device):
+def mlp_adam(device, capturable=False):
     """MLP 32->256->4, batch 256, Adam: the step issue 17 measured CPU work with."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 4)).to(device)
-    optimizer = torch.optim.Adam(model.parameters())
+    optimizer = torch.optim.Adam(model.parameters(), capturable=capturable)
     x = torch.randn(256, 32, generator=_seeded(1)).to(device)
     y = torch.randn(256, 4, generator=_seeded(2)).to(device)
 
