@@ -146,7 +146,9 @@ at::Tensor EnqueueLoop(c10::DeviceIndex device, const char* op_name,
   }
   HoldStoragesInsteadOfTensors(iter, StreamOrderingWork(record->stream),
                                &record->work().storages);
-  EnqueueRecord(std::move(record));
+  // Gathered with its neighbours inside a _foreach_ op (Note [One launch per
+  // foreach call]).
+  EnqueueLoopRecord(std::move(record));
   return result;
 }
 

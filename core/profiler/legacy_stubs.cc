@@ -7,6 +7,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
+#include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
 
@@ -35,6 +36,9 @@ void LegacyProfilerStubs::record(
       runtime.driver().CreateEvent(index, EventFlags::kEnableTiming)));
   // The CPU time is taken right before the record, as CUDA's stubs do, so
   // the profiler can align the two clocks.
+  // The event times the work enqueued so far, gathered loops included
+  // (Note [One launch per foreach call]).
+  LaunchGatheredWork();
   if (cpu_ns != nullptr) *cpu_ns = c10::getTime();
   ThrowIfError(runtime.driver().EventRecord(
       timed->get(), CurrentDriverStream(static_cast<c10::DeviceIndex>(index))));

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -25,6 +26,17 @@
 #include "core/torch_runtime/torch_stream.h"
 
 namespace openreg {
+
+// The loops a GatheredLaunch holds back, all for one stream of one device
+// (Note [One launch per foreach call]). One per thread, reused: `records`
+// keeps its capacity from one foreach op to the next.
+struct GatheredLoops {
+  const char* op_name = nullptr;
+  c10::DeviceIndex device = -1;
+  openreg_stream stream = nullptr;
+  std::vector<std::unique_ptr<WorkRecord>> records;
+};
+
 namespace {
 
 // Work the driver has run, waiting to be destroyed on a user thread.
@@ -159,6 +171,8 @@ struct ThreadWorkState {
   // the driver runs while it is the one launching runs inline; work it runs
   // outside any launch runs on a thread of the driver's own.
   const WorkRecord* launching = nullptr;
+  // The loops this thread's GatheredLaunch holds back, if one gathers.
+  GatheredLoops* gathering = nullptr;
 };
 
 ABSL_ATTRIBUTE_NOINLINE ThreadWorkState& ThisThreadsWork() {
@@ -360,10 +374,19 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   }
 }
 
-}  // namespace
+// The work of gathered loops launched together: each loop, in order. A loop
+// that throws fails the whole piece.
+struct GatheredWork {
+  explicit GatheredWork(std::vector<std::unique_ptr<WorkRecord>> loops)
+      : loops(std::move(loops)) {}
+  void operator()() {
+    for (const std::unique_ptr<WorkRecord>& loop : loops) loop->Run();
+  }
+  std::vector<std::unique_ptr<WorkRecord>> loops;
+};
 
-void EnqueueRecord(std::unique_ptr<WorkRecord> record) {
-  ReleaseCompletedWork();
+// Hands `record` to a capturing graph, or launches it.
+void Submit(std::unique_ptr<WorkRecord> record) {
   if (IsCapturing(record->stream)) {
     // A graph keeps its work as closures, run at every replay.
     const c10::DeviceIndex device = record->device;
@@ -378,6 +401,90 @@ void EnqueueRecord(std::unique_ptr<WorkRecord> record) {
                                                         stream, std::move(work));
   }
   Launch(std::move(record));
+}
+
+// Submits what `loops` holds back: a single loop as itself, more as one piece.
+void SubmitGathered(GatheredLoops& loops) {
+  if (loops.records.empty()) return;
+  if (loops.records.size() == 1) {
+    std::unique_ptr<WorkRecord> record = std::move(loops.records.front());
+    loops.records.clear();
+    Submit(std::move(record));
+    return;
+  }
+  std::vector<std::unique_ptr<WorkRecord>> records(
+      std::make_move_iterator(loops.records.begin()),
+      std::make_move_iterator(loops.records.end()));
+  loops.records.clear();
+  Submit(MakeWorkRecord<GatheredWork>(loops.op_name, loops.device,
+                                      loops.stream, std::move(records)));
+}
+
+GatheredLoops& ThisThreadsGatheredLoops() {
+  thread_local GatheredLoops loops;
+  return loops;
+}
+
+}  // namespace
+
+GatheredLaunch::GatheredLaunch(const char* op_name) {
+  ThreadWorkState& this_thread = ThisThreadsWork();
+  if (this_thread.gathering != nullptr || this_thread.inside_enqueued_work) {
+    return;
+  }
+  loops_ = &ThisThreadsGatheredLoops();
+  loops_->op_name = op_name;
+  loops_->device = -1;
+  loops_->stream = nullptr;
+  this_thread.gathering = loops_;
+}
+
+GatheredLaunch::~GatheredLaunch() {
+  if (loops_ == nullptr) return;
+  ThisThreadsWork().gathering = nullptr;
+  if (loops_->records.empty()) return;
+  // Only reached by an exception: Launch() ends every normal use.
+  try {
+    SubmitGathered(*loops_);
+  } catch (const std::exception& error) {
+    try {
+      TORCH_WARN("openreg: the loops ", loops_->op_name,
+                 " enqueued before its error could not be launched either: ",
+                 error.what());
+    } catch (...) {  // warnings turned into errors: the first error wins
+    }
+  }
+}
+
+void GatheredLaunch::Launch() {
+  if (loops_ != nullptr) SubmitGathered(*loops_);
+}
+
+void LaunchGatheredWork() {
+  if (GatheredLoops* loops = ThisThreadsWork().gathering) {
+    SubmitGathered(*loops);
+  }
+}
+
+void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record) {
+  GatheredLoops* loops = ThisThreadsWork().gathering;
+  if (loops == nullptr || IsCapturing(record->stream)) {
+    EnqueueRecord(std::move(record));
+    return;
+  }
+  if (loops->device != record->device || loops->stream != record->stream) {
+    SubmitGathered(*loops);
+    loops->device = record->device;
+    loops->stream = record->stream;
+  }
+  loops->records.push_back(std::move(record));
+}
+
+void EnqueueRecord(std::unique_ptr<WorkRecord> record) {
+  // Work gathered earlier on this thread goes first.
+  LaunchGatheredWork();
+  ReleaseCompletedWork();
+  Submit(std::move(record));
 }
 
 void EnqueueWork(c10::DeviceIndex device, openreg_stream stream,
@@ -408,6 +515,7 @@ void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
 
 void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
   ForbidWhileCapturing(device, stream, "synchronizing a capturing stream");
+  LaunchGatheredWork();
   ReleaseHostWorkersBeforeWaiting();
   Runtime& runtime = RuntimeForDevice(device);
   DeviceMemoryPool& memory = runtime.device_memory().pool(device);
@@ -421,6 +529,7 @@ void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
 
 bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
   ForbidWhileCapturing(device, stream, "querying a capturing stream");
+  LaunchGatheredWork();
   absl::StatusOr<bool> ready =
       RuntimeForDevice(device).driver().StreamQuery(stream);
   ReleaseCompletedWork();
@@ -430,6 +539,7 @@ bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
 
 void SynchronizeDevice(c10::DeviceIndex device) {
   ForbidWhileCapturing(device, /*stream=*/nullptr, "device synchronize");
+  LaunchGatheredWork();
   ReleaseHostWorkersBeforeWaiting();
   Runtime& runtime = RuntimeForDevice(device);
   DeviceMemoryPool& memory = runtime.device_memory().pool(device);
@@ -446,6 +556,7 @@ void ReleaseCompletedWork() {
 }
 
 void WaitForEnqueuedWork(c10::DeviceIndex device) {
+  LaunchGatheredWork();
   ReleaseHostWorkersBeforeWaiting();
   InFlight().AwaitNone(device);
   ReleaseCompletedWork();

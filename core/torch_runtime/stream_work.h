@@ -67,6 +67,72 @@ void EnqueueOnCurrentStream(c10::DeviceIndex device, absl::string_view op_name,
 // EnqueueWork of a record built by MakeWorkRecord, on the record's stream.
 void EnqueueRecord(std::unique_ptr<WorkRecord> record);
 
+// Note [One launch per foreach call]
+//
+// ATen runs a `_foreach_*` op on a device without kernels of its own as a
+// loop over the lists, one op per tensor: an optimizer step of a model with
+// 28 parameters launched 224 pieces of work (AdamW on the bench's GPT-2
+// model), half of the host's time per training step on threaded_sim
+// (docs/performance.md). CUDA runs such an op as one kernel over all the
+// tensors. openreg keeps ATen's per-tensor ops, and with them their checks,
+// errors and the CPU's results to the last bit, but launches their loops
+// together: while a GatheredLaunch lives, the TensorIterator loops
+// (iterator_loops.h) that the calling thread enqueues on one stream are kept
+// back and launched as one piece of work, in the order they were enqueued,
+// when the scope launches them. A piece of two or more loops is named after
+// the scope's op, in errors and in the profiler's device activity, as CUDA
+// names its one kernel.
+//
+// Everything else that would order work on a stream first launches what was
+// gathered: any other work enqueued (the CPU fallback, copies, structured
+// ops, loops on another stream or device), stream and device
+// synchronization, queries, the allocator's wait for work in flight, and
+// event records and waits (LaunchGatheredWork, called by their callers). So
+// no one can see a stream as done, or order another stream after it, while
+// work enqueued on it is still held back. Loops on a capturing stream go to
+// the graph as they come. Scopes do not nest (an inner one gathers nothing of
+// its own) and do nothing on a thread that runs enqueued work.
+//
+// A loop that fails on the stream fails the gathered piece: the error names
+// the scope's op and the loop's message, and the loops after it in the piece
+// do not run, as the rest of a failed kernel does not.
+//
+// Gathering is per thread: until they are launched, the loops are invisible
+// to other threads, as if the op had not reached them yet. ATen's composites
+// never wait for another thread in between.
+//
+// Thread-safety: gathering is per thread; the piece is launched as any work.
+class GatheredLaunch {
+ public:
+  // `op_name` names the gathered piece; it must outlive the scope.
+  explicit GatheredLaunch(const char* op_name);
+  // Launches what is still gathered. Reached by an exception, it launches it
+  // too (the loops were enqueued before the error, as ATen's per-tensor
+  // launches would have been) and only warns if that launch fails.
+  ~GatheredLaunch();
+  GatheredLaunch(const GatheredLaunch&) = delete;
+  GatheredLaunch& operator=(const GatheredLaunch&) = delete;
+
+  // Launches the gathered loops as one piece of work; raises as a launch
+  // does. The scope keeps gathering afterwards.
+  void Launch();
+
+ private:
+  // The calling thread's gathered loops while this scope gathers; null when
+  // it does not (it is not the thread's outermost one, or the thread runs
+  // enqueued work).
+  struct GatheredLoops* loops_ = nullptr;
+};
+
+// Enqueues a TensorIterator loop's record: gathered when a GatheredLaunch of
+// the calling thread gathers for its stream, else as EnqueueRecord.
+void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record);
+
+// Launches the loops the calling thread has gathered, if any: for code that
+// orders work on a stream other than by enqueueing it (event records and
+// waits).
+void LaunchGatheredWork();
+
 // Runs `work` on the current stream of `device` and waits for it: for work
 // whose results the calling thread needs at once (ops whose output shapes
 // depend on data). Raises the failure of any work on that stream.

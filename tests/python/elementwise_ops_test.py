@@ -201,7 +201,9 @@ def test_number_first_operands_run_one_loop_without_copying_the_number():
         torch._foreach_mul_(params, 0.999)
     names = [event.name for event in profile.events()]
     assert "aten::_to_copy" not in names and "aten::copy_" not in names, names
-    assert names.count("openreg launch") == len(params), names
+    # One launch for the three loops (Note [One launch per foreach call]); a
+    # mul_ that went to the fallback would launch on its own.
+    assert names.count("openreg launch") == 1, names
     for param, value in zip(params, expected):
         assert_same(param, value)
     with torch.profiler.profile() as profile:

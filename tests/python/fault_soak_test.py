@@ -150,13 +150,14 @@ print(json.dumps({{
 """
 
 STEPS = 120
-# Launches, copies and event records at 3% (a step makes about 80 such
-# calls): most attempts fail. Allocations at 50%, with the caching allocator
+# Launches, copies and event records at 6% (a step makes about 35 such
+# calls since Adam's foreach ops launch once each; it made about 80 before,
+# at 3%): most attempts fail. Allocations at 50%, with the caching allocator
 # told not to free its cache and retry on out-of-memory, which would absorb
 # most faults; it still retries once after the queued work has finished, so a
 # fault reaches Python when both tries fail.
 PHASES = {
-    "async": {"OPENREG_DRIVER_OPTIONS": "fault_points=launch_host_func+memcpy_async+event_record,fault_rate=0.03,fault_seed=1"},
+    "async": {"OPENREG_DRIVER_OPTIONS": "fault_points=launch_host_func+memcpy_async+event_record,fault_rate=0.06,fault_seed=1"},
     "allocation": {
         "OPENREG_DRIVER_OPTIONS": "fault_points=device_malloc+host_malloc,fault_rate=0.5,fault_seed=2",
         "OPENREG_ALLOC_CONF": "release_on_oom:false",
