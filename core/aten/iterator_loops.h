@@ -144,8 +144,13 @@ at::Tensor EnqueueLoop(c10::DeviceIndex device, const char* op_name,
     iter.unsafe_replace_operand(i,
                                 static_cast<char*>(iter.data_ptr(i)) + offset);
   }
-  HoldStoragesInsteadOfTensors(iter, StreamOrderingWork(record->stream),
-                               &record->work().storages);
+  // A gathered loop owns all its operands' memory, stream-ordered or not: it
+  // is enqueued only when the foreach op returns or raises, and a result the
+  // op drops when it raises must not be reused before its writer is enqueued.
+  HoldStoragesInsteadOfTensors(
+      iter,
+      GatheringLaunches() ? nullptr : StreamOrderingWork(record->stream),
+      &record->work().storages);
   // Gathered with its neighbours inside a _foreach_ op (Note [One launch per
   // foreach call]).
   EnqueueLoopRecord(std::move(record));

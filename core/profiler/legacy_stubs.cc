@@ -66,6 +66,7 @@ void LegacyProfilerStubs::onEachDevice(std::function<void(int)> op) const {
 }
 
 void LegacyProfilerStubs::synchronize() const {
+  LaunchGatheredWork();  // Note [One launch per foreach call]
   Runtime& runtime = TheRuntime();
   for (int32_t device = 0; device < runtime.device_count(); ++device) {
     ThrowIfError(runtime.driver().DeviceSynchronize(device));

@@ -11,6 +11,7 @@
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/generator.h"
 #include "core/torch_runtime/runtime_accessor.h"
+#include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_status.h"
 #include "core/torch_runtime/torch_stream.h"
 
@@ -111,6 +112,8 @@ void EnqueueCopy(c10::DeviceIndex device, openreg_stream stream, void* dst,
   const Runtime& runtime = RuntimeForDevice(device);
   std::shared_ptr<CapturedGraph> graph = Registry().GraphOf(stream);
   if (graph == nullptr) {
+    // After every loop enqueued so far (Note [One launch per foreach call]).
+    LaunchGatheredWork();
     ThrowIfError(runtime.driver().MemcpyAsync(dst, src, bytes, kind, stream));
     return;
   }

@@ -466,9 +466,15 @@ void LaunchGatheredWork() {
   }
 }
 
+bool GatheringLaunches() { return ThisThreadsWork().gathering != nullptr; }
+
 void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record) {
-  GatheredLoops* loops = ThisThreadsWork().gathering;
-  if (loops == nullptr || IsCapturing(record->stream)) {
+  ThreadWorkState& this_thread = ThisThreadsWork();
+  GatheredLoops* loops = this_thread.gathering;
+  // Work enqueued from inside work (run inline on this thread) is not held
+  // back: it belongs to the work that runs, not to the foreach op.
+  if (loops == nullptr || this_thread.inside_enqueued_work ||
+      IsCapturing(record->stream)) {
     EnqueueRecord(std::move(record));
     return;
   }

@@ -83,23 +83,28 @@ void EnqueueRecord(std::unique_ptr<WorkRecord> record);
 // the scope's op, in errors and in the profiler's device activity, as CUDA
 // names its one kernel.
 //
-// Everything else that would order work on a stream first launches what was
-// gathered: any other work enqueued (the CPU fallback, copies, structured
-// ops, loops on another stream or device), stream and device
-// synchronization, queries, the allocator's wait for work in flight, and
-// event records and waits (LaunchGatheredWork, called by their callers). So
-// no one can see a stream as done, or order another stream after it, while
-// work enqueued on it is still held back. Loops on a capturing stream go to
-// the graph as they come. Scopes do not nest (an inner one gathers nothing of
-// its own) and do nothing on a thread that runs enqueued work.
+// Everything else the gathering thread does that would order work on a
+// stream first launches what was gathered: any other work enqueued (the CPU
+// fallback, structured ops, loops on another stream or device), copies,
+// stream and device synchronization, queries, the allocator's wait for work
+// in flight, event records and waits, and the legacy profiler's events
+// (LaunchGatheredWork, called by their callers). So this thread never sees a
+// stream as done, or orders another stream after it, while work enqueued on
+// it is still held back. Loops on a capturing stream go to the graph as they
+// come. Scopes do not nest (an inner one gathers nothing of its own) and do
+// nothing on a thread that runs enqueued work.
+//
+// Other threads do not see gathered loops until they are launched, as if the
+// op had not reached them yet; ATen's composites never wait for another
+// thread in between. For that to hold, a gathered loop owns all the memory it
+// uses, even memory stream-ordered on its stream (Note [Stream-ordered
+// reuse]): a result the op drops when it raises is then not handed to another
+// thread, or settled by its synchronization, before its writer is enqueued.
 //
 // A loop that fails on the stream fails the gathered piece: the error names
-// the scope's op and the loop's message, and the loops after it in the piece
-// do not run, as the rest of a failed kernel does not.
-//
-// Gathering is per thread: until they are launched, the loops are invisible
-// to other threads, as if the op had not reached them yet. ATen's composites
-// never wait for another thread in between.
+// the op of the piece (the scope's op for two or more loops, the loop's own
+// for one) and the loop's message, and the loops after it in the piece do not
+// run, as the rest of a failed kernel does not.
 //
 // Thread-safety: gathering is per thread; the piece is launched as any work.
 class GatheredLaunch {
@@ -124,8 +129,13 @@ class GatheredLaunch {
   struct GatheredLoops* loops_ = nullptr;
 };
 
+// Whether a GatheredLaunch of the calling thread gathers.
+bool GatheringLaunches();
+
 // Enqueues a TensorIterator loop's record: gathered when a GatheredLaunch of
-// the calling thread gathers for its stream, else as EnqueueRecord.
+// the calling thread gathers, else as EnqueueRecord. A gathered record must
+// own all the memory it uses: it is enqueued later than the op that made it,
+// possibly after that memory was freed.
 void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record);
 
 // Launches the loops the calling thread has gathered, if any: for code that

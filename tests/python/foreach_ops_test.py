@@ -80,6 +80,29 @@ def test_results_are_the_cpus_to_the_last_bit(name, dtype):
     assert_lists_equal(list(device), list(cpu))
 
 
+# The overloads core/aten/foreach_ops.cc registers: one launch each.
+GATHERED_OVERLOADS = [
+    "_foreach_abs", "_foreach_abs_", "_foreach_neg", "_foreach_neg_", "_foreach_sqrt", "_foreach_sqrt_",
+    "_foreach_reciprocal", "_foreach_reciprocal_", "_foreach_zero_",
+] + [f"_foreach_{op}{inplace}.{overload}" for op in ("add", "mul", "div")
+     for inplace in ("", "_") for overload in ("Scalar", "ScalarList", "List", "Tensor")] + [
+    f"_foreach_sub{inplace}.{overload}" for inplace in ("", "_") for overload in ("Scalar", "ScalarList", "List")
+] + ["_foreach_maximum.List", "_foreach_maximum_.List", "_foreach_pow.List", "_foreach_pow_.List",
+     "_foreach_pow.Scalar", "_foreach_pow_.Scalar", "_foreach_pow.ScalarAndTensor"] + [
+    f"_foreach_lerp{inplace}.{overload}" for inplace in ("", "_") for overload in ("Scalar", "List")
+] + [f"_foreach_{op}{inplace}.{overload}" for op in ("addcmul", "addcdiv") for inplace in ("", "_")
+     for overload in ("Scalar", "ScalarList", "Tensor")]
+
+
+def test_every_gathered_overload_has_its_openreg_kernel():
+    # Registration skips an overload silently when the CPU has a kernel of its
+    # own for it; then it would keep the per-tensor path unnoticed.
+    assert len(GATHERED_OVERLOADS) == 62
+    missing = [name for name in GATHERED_OVERLOADS
+               if not torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "PrivateUse1")]
+    assert missing == []
+
+
 def test_a_tensor_listed_twice_is_updated_twice_in_order():
     a, b = torch.full((4,), 3.0), torch.full((2,), 5.0)
     device_a, device_b = a.to("openreg"), b.to("openreg")
@@ -117,6 +140,19 @@ def test_an_error_at_an_index_is_the_cpus_and_the_indices_before_it_are_updated(
     torch._foreach_mul_(cpu_lists[0], 2.0)
     torch._foreach_mul_(device_lists[0], 2.0)
     assert_lists_equal(device_lists[0], cpu_lists[0])
+
+
+def test_an_error_in_an_out_of_place_call_leaves_the_device_working():
+    # The results made before the failing index are dropped as the error
+    # propagates, before their loops are launched: the loops own them.
+    cpu_lists = lists(2)
+    wrong = [cpu_lists[0], cpu_lists[1][:2] + [torch.ones(9)] + cpu_lists[1][3:]]
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch._foreach_add(*wrong)
+    with pytest.raises(RuntimeError, match=re.escape(str(cpu_error.value).split("\n")[0])):
+        torch._foreach_add(*on_device(wrong))
+    device_lists = on_device(cpu_lists)
+    assert_lists_equal(list(torch._foreach_add(*device_lists)), list(torch._foreach_add(*cpu_lists)))
 
 
 def _device_kernels(function):
