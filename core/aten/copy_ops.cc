@@ -161,8 +161,6 @@ std::shared_ptr<DriverEvent> MakeWait(c10::DeviceIndex signaller_device,
   const Driver& driver = DriverFor(signaller_device);
   auto event = std::make_shared<DriverEvent>(
       ValueOrThrow(driver.CreateEvent(signaller_device, EventFlags::kDefault)));
-  // After every loop enqueued so far (Note [One launch per foreach call]).
-  LaunchGatheredWork();
   RecordEventOn(signaller_device, event->get(), signaller);
   WaitEventOn(waiter_device, waiter, event->get());
   return event;

@@ -170,15 +170,11 @@ void GuardImpl::record(void** event, const c10::Stream& stream,
     *event = ValueOrThrow(driver.CreateEvent(stream.device_index(), flags))
                  .release();
   }
-  // The event must follow every loop enqueued so far (Note [One launch per
-  // foreach call]).
-  LaunchGatheredWork();
   RecordEventOn(stream.device_index(), AsEvent(*event), driver_stream);
 }
 
 void GuardImpl::block(void* event, const c10::Stream& stream) const {
   if (event == nullptr) return;
-  LaunchGatheredWork();
   WaitEventOn(stream.device_index(), DriverStreamOf(stream), AsEvent(event));
 }
 

@@ -142,6 +142,8 @@ void EnqueueCopy(c10::DeviceIndex device, openreg_stream stream, void* dst,
 
 void RecordEventOn(c10::DeviceIndex device, openreg_event event,
                    openreg_stream stream) {
+  // After every loop enqueued so far (Note [One launch per foreach call]).
+  LaunchGatheredWork();
   if (std::shared_ptr<CapturedGraph> graph = Registry().GraphOf(stream)) {
     ThrowIfRecordingFailed(graph->AddEventRecord(stream, event));
     return;
@@ -159,6 +161,7 @@ void ForgetCapturedEvent(openreg_event event) {
 
 void WaitEventOn(c10::DeviceIndex device, openreg_stream stream,
                  openreg_event event) {
+  LaunchGatheredWork();
   if (std::shared_ptr<CapturedGraph> graph = Registry().GraphWithEvent(event)) {
     // A stream that waits for captured work joins the capture, as on CUDA.
     if (Registry().GraphOf(stream) == nullptr) {

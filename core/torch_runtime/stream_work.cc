@@ -471,10 +471,15 @@ bool GatheringLaunches() { return ThisThreadsWork().gathering != nullptr; }
 void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record) {
   ThreadWorkState& this_thread = ThisThreadsWork();
   GatheredLoops* loops = this_thread.gathering;
+  if (loops == nullptr) {
+    // Every op's path: EnqueueRecord without looking for gathered work again.
+    ReleaseCompletedWork();
+    Submit(std::move(record));
+    return;
+  }
   // Work enqueued from inside work (run inline on this thread) is not held
   // back: it belongs to the work that runs, not to the foreach op.
-  if (loops == nullptr || this_thread.inside_enqueued_work ||
-      IsCapturing(record->stream)) {
+  if (this_thread.inside_enqueued_work || IsCapturing(record->stream)) {
     EnqueueRecord(std::move(record));
     return;
   }
@@ -488,7 +493,7 @@ void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record) {
 
 void EnqueueRecord(std::unique_ptr<WorkRecord> record) {
   // Work gathered earlier on this thread goes first.
-  LaunchGatheredWork();
+  if (GatheredLoops* loops = ThisThreadsWork().gathering) SubmitGathered(*loops);
   ReleaseCompletedWork();
   Submit(std::move(record));
 }

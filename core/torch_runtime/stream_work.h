@@ -139,8 +139,8 @@ bool GatheringLaunches();
 void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record);
 
 // Launches the loops the calling thread has gathered, if any: for code that
-// orders work on a stream other than by enqueueing it (event records and
-// waits).
+// orders work on a stream other than by enqueueing a record (copies, event
+// records and waits, the legacy profiler).
 void LaunchGatheredWork();
 
 // Runs `work` on the current stream of `device` and waits for it: for work
