@@ -172,6 +172,17 @@ def small_mlp_adam(device):
     return {"small MLP step with Adam": models.mlp_adam(device)}
 
 
+def cpu_step_after_openreg(device, openreg_steps=100):
+    """small_mlp_adam's CPU step, in a process that has just trained the same model on openreg for
+    `openreg_steps` steps: how issue 17 found openreg slowing the CPU work of its process."""
+    assert device == "openreg"
+    train = models.mlp_adam(device)
+    for _ in range(openreg_steps):
+        train()
+    torch.openreg.synchronize()
+    return small_mlp_adam("cpu")
+
+
 # The suites whose CPU eager reference the reference process builds too.
 CPU_SUITES = {"tiny ops": tiny_ops, "allocation": allocations, "large compute": large_ops,
               "training": training_step, "models": real_models, "host CPU": small_mlp_adam}
@@ -180,4 +191,5 @@ REFERENCE_SUITES = {"cpu": CPU_SUITES, "openreg": {
     "graphs": graph_eager_steps,
     "models": real_models,
     "compiled": lambda device: {"train step": compiled_training_step(device, compiled=False)},
+    "host CPU": cpu_step_after_openreg,
 }}

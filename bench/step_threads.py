@@ -4,8 +4,12 @@
         [--steps 10] [--rounds 3]
 
 Runs one of bench/models.py's steps (the first whose name contains --model) `steps` times and synchronizes,
-`rounds` times, and prints per round the wall time per step and, for every thread that ran, its CPU time and its
-voluntary and involuntary context switches per step (/proc/self/task). On threaded_sim a host thread that keeps
+`rounds` times, and prints per round the wall time per step and, for every thread that ran, its CPU time, the time
+it was ready to run but waited for a core, and its voluntary and involuntary context switches per step
+(/proc/self/task/*/schedstat and status); then all threads' CPU time against the cores' (wall time x cores). When
+the threads together use every core, an OpenMP team spinning between regions included, the host's CPU time
+lengthens the step by its share of the cores instead of overlapping the kernels (docs/performance.md, "Where a
+threaded_sim step's CPU time goes"). On threaded_sim a host thread that keeps
 waking while it waits for the device shows up as voluntary switches of the Python thread matched by involuntary
 ones of the stream's worker, whose OpenMP team then waits for it (docs/performance.md, "Synchronize wake-ups on
 threaded_sim"). Switch counts barely depend on the machine's load, unlike the times.
@@ -20,18 +24,20 @@ from models import MODELS
 
 
 def thread_counters():
-    """Per thread id: (name, CPU milliseconds, voluntary switches, involuntary switches)."""
+    """Per thread id: (name, CPU ms, ms ready but waiting for a core, voluntary switches, involuntary switches).
+
+    The times are the scheduler's, in ns (schedstat), not the stat file's clock ticks (10 ms here, a third of a
+    model step)."""
     counters = {}
-    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
     for tid in os.listdir("/proc/self/task"):
         try:
-            with open(f"/proc/self/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/self/task/{tid}/schedstat") as schedstat:
+                running_ns, waiting_ns, _ = (int(field) for field in schedstat.read().split())
             with open(f"/proc/self/task/{tid}/status") as status:
                 values = dict(line.split(":", 1) for line in status if ":" in line)
         except FileNotFoundError:  # the thread exited meanwhile
             continue
-        counters[tid] = (values["Name"].strip(), (int(fields[11]) + int(fields[12])) * tick_ms,
+        counters[tid] = (values["Name"].strip(), running_ns / 1e6, waiting_ns / 1e6,
                          int(values["voluntary_ctxt_switches"]), int(values["nonvoluntary_ctxt_switches"]))
     return counters
 
@@ -60,16 +66,19 @@ def main():
         synchronize()
         wall_ms = (time.perf_counter() - start) * 1000 / args.steps
         after = thread_counters()
-        threads = []
-        for tid, (name, cpu_ms, voluntary, involuntary) in after.items():
+        threads, total_cpu_ms = [], 0.0
+        for tid, (name, *counts) in after.items():
             if tid not in before:
                 continue
-            _, cpu_before, voluntary_before, involuntary_before = before[tid]
-            if cpu_ms > cpu_before or voluntary > voluntary_before or involuntary > involuntary_before:
-                threads.append(f"{name} {(cpu_ms - cpu_before) / args.steps:.1f} ms "
-                               f"({(voluntary - voluntary_before) / args.steps:.1f} voluntary, "
-                               f"{(involuntary - involuntary_before) / args.steps:.1f} involuntary)")
-        print(f"  {wall_ms:.1f} ms wall; " + "; ".join(threads), flush=True)
+            cpu_ms, waiting_ms, voluntary, involuntary = (
+                (count - earlier) / args.steps for count, earlier in zip(counts, before[tid][1:]))
+            total_cpu_ms += cpu_ms
+            if cpu_ms or voluntary or involuntary:
+                threads.append(f"{name} {cpu_ms:.2f} ms (waited {waiting_ms:.2f} ms for a core; "
+                               f"{voluntary:.1f} voluntary, {involuntary:.1f} involuntary)")
+        cores_ms = wall_ms * len(os.sched_getaffinity(0))
+        print(f"  {wall_ms:.2f} ms wall, threads' CPU {total_cpu_ms:.1f} of the cores' {cores_ms:.1f} ms; "
+              + "; ".join(threads), flush=True)
 
 
 if __name__ == "__main__":
