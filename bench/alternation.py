@@ -22,7 +22,7 @@ import math
 import time
 
 # What bench:all asks of each Python measurement: 5 pairs, and more until
-# they have taken 10 s (the model steps, ~1 s a pair, get about ten).
+# they have taken 10 s (python_suite.py gives the model steps, ~1 s a pair, three times that).
 DEFAULT_REPEATS = 5
 DEFAULT_MIN_SECONDS = 10.0
 
