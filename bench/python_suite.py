@@ -18,6 +18,7 @@ bench/run_all.py (`bazel run //bench:all`) runs this once per driver.
 """
 
 import argparse
+import contextlib
 import ctypes
 import dataclasses
 import functools
@@ -82,14 +83,16 @@ def compiled_rows(eager, calls, alternation):
 HOST_CPU_PROCESS_PAIRS = 3
 
 
-def host_cpu(cpu, calls, alternation, process_pairs):
+def host_cpu(cpu, calls, alternation, process_pairs, start_process=ReferenceProcess):
     """CPU work in a process that used openreg against the same work in one that never loaded it.
 
     The samples of `process_pairs` pairs of processes, pooled, each pair
     alternating for its share of the row's time: this process, which has run
     every row before, against `cpu`; then fresh pairs, each a process that
     trained the same model on openreg for 100 steps (cases.cpu_step_after_openreg,
-    issue 17's recipe) against a new one that never loaded openreg.
+    issue 17's recipe) against a new one that never loaded openreg, both
+    started by `start_process(device)` (a ReferenceProcess) and closed after
+    their share, whatever happens.
     """
     in_this_process = small_mlp_adam("cpu")
     [name] = in_this_process
@@ -97,13 +100,13 @@ def host_cpu(cpu, calls, alternation, process_pairs):
     samples = alternate(lambda: seconds_per_call(in_this_process[name], calls),
                         lambda: cpu.seconds_per_call("host CPU", name, calls), share)
     for _ in range(process_pairs - 1):
-        used, fresh = ReferenceProcess("openreg"), ReferenceProcess("cpu")
-        try:
+        with contextlib.ExitStack() as processes:
+            used = start_process("openreg")
+            processes.callback(used.close)
+            fresh = start_process("cpu")
+            processes.callback(fresh.close)
             pair = alternate(lambda: used.seconds_per_call("host CPU", name, calls),
                              lambda: fresh.seconds_per_call("host CPU", name, calls), share)
-        finally:
-            used.close()
-            fresh.close()
         for side in samples:
             samples[side] += pair[side]
     return {"group": "host CPU", "name": f"{name}, after openreg ran ({process_pairs} process pairs)", "kind": "time",
