@@ -77,9 +77,10 @@ def compiled_rows(eager, calls, alternation):
                   in_process(compiled_transformer_block("cpu")), "CPU compiled", calls(20), alternation)
 
 
-# Process pairs the "host CPU" row pools: one pair has a bias of its own of about +-1-2 % (two processes that
-# never loaded openreg read 0.994-1.017x, docs/performance.md, "Collectives, the host CPU row's noise"), which no
-# number of samples from that one pair averages out.
+# Process pairs the "host CPU" row pools: one pair's median has a bias of its own, which no number of samples
+# from that pair averages out (two processes that never loaded openreg read 0.994-1.017x, and pairs of 5 s moved
+# by up to 8 % whatever the process had run before: docs/performance.md, "Where a threaded_sim step's CPU time
+# goes").
 HOST_CPU_PROCESS_PAIRS = 3
 
 
