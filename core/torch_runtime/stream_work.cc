@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/runtime/handback_stack.h"
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
 #include "core/torch_runtime/backward_thread.h"
@@ -39,34 +40,27 @@ struct GatheredLoops {
 
 namespace {
 
-// Work the driver has run, waiting to be destroyed on a user thread.
+// Work the driver has run, waiting to be destroyed on a user thread (Note
+// [Handing work back without a lock] in core/runtime/handback_stack.h).
 class CompletedWork {
  public:
-  void Push(WorkRecord* work) {
-    absl::MutexLock lock(&mutex_);
-    work_.push_back(work);
-    size_.store(work_.size(), std::memory_order_release);
-  }
+  void Push(WorkRecord* work) { stack_.Push(work); }
 
-  std::vector<std::unique_ptr<WorkRecord>> TakeAll() {
-    // Empty after every op on a synchronous driver (the launching thread
-    // destroys its own work): no lock then.
-    if (size_.load(std::memory_order_acquire) == 0) return {};
-    std::vector<WorkRecord*> taken;
-    {
-      absl::MutexLock lock(&mutex_);
-      taken.swap(work_);
-      size_.store(0, std::memory_order_release);
+  // Destroys every record pushed so far, newest first (nothing depends on
+  // the order); a destructor may free device memory and re-enter this. Empty
+  // after every op on a synchronous driver, whose launching thread destroys
+  // its own work: one plain load then.
+  void DestroyAll() {
+    WorkRecord* work = stack_.TakeAll();
+    while (work != nullptr) {
+      WorkRecord* next = work->next_completed;
+      delete work;
+      work = next;
     }
-    return std::vector<std::unique_ptr<WorkRecord>>(taken.begin(),
-                                                     taken.end());
   }
 
  private:
-  absl::Mutex mutex_;
-  std::vector<WorkRecord*> work_ ABSL_GUARDED_BY(mutex_);
-  // Mirrors work_.size() so the common case needs no lock.
-  std::atomic<size_t> size_{0};
+  HandbackStack<WorkRecord, &WorkRecord::next_completed> stack_;
 };
 
 // The first failed kernel of each stream, until a synchronization reports it.
@@ -561,10 +555,7 @@ void SynchronizeDevice(c10::DeviceIndex device) {
   ThrowIfFailed(status, device, /*stream=*/nullptr);
 }
 
-void ReleaseCompletedWork() {
-  // Destroyed here, outside the lock: destructors may free device memory.
-  Completed().TakeAll();
-}
+void ReleaseCompletedWork() { Completed().DestroyAll(); }
 
 void WaitForEnqueuedWork(c10::DeviceIndex device) {
   LaunchGatheredWork();

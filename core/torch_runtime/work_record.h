@@ -10,7 +10,8 @@
 // is). Callers that already hold an AnyInvocable get a record holding it.
 //
 // Thread-safety: the launching thread builds a record and the driver runs it;
-// `ran` and `owners` are the only fields both touch (stream_work.cc says how).
+// `ran`, `owners` and `next_completed` are the only fields both touch
+// (stream_work.cc says how).
 #ifndef OPENREG_CORE_TORCH_RUNTIME_WORK_RECORD_H_
 #define OPENREG_CORE_TORCH_RUNTIME_WORK_RECORD_H_
 
@@ -54,6 +55,9 @@ class WorkRecord {
   // The launching thread and the driver's run each own the record; the last
   // one to let go destroys it on a user thread.
   std::atomic<int> owners{2};
+  // The next record in stream_work.cc's stack of work waiting to be
+  // destroyed, once the record is on it (core/runtime/handback_stack.h).
+  WorkRecord* next_completed = nullptr;
 };
 
 template <typename Work>
