@@ -34,8 +34,10 @@
 // driver will never hand it back.
 //
 // Thread-safety: every function may be called from any user thread. The
-// completed-work list and the failure log have their own mutexes; work runs
-// on whatever thread the driver chooses.
+// failure log has its own mutex, and finished work goes back to user threads
+// through a lock-free stack (Note [Handing work back without a lock] in
+// core/runtime/handback_stack.h); work runs on whatever thread the driver
+// chooses.
 #ifndef OPENREG_CORE_TORCH_RUNTIME_STREAM_WORK_H_
 #define OPENREG_CORE_TORCH_RUNTIME_STREAM_WORK_H_
 
