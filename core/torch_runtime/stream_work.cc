@@ -487,7 +487,7 @@ void EnqueueLoopRecord(std::unique_ptr<WorkRecord> record) {
 
 void EnqueueRecord(std::unique_ptr<WorkRecord> record) {
   // Work gathered earlier on this thread goes first.
-  if (GatheredLoops* loops = ThisThreadsWork().gathering) SubmitGathered(*loops);
+  LaunchGatheredWork();
   ReleaseCompletedWork();
   Submit(std::move(record));
 }
