@@ -10,8 +10,9 @@
 // another stream's compute from running.
 //
 // A stream requests a slot when an item that needs one becomes the next item
-// it will run: at enqueue if the stream is idle, else when its previous item
-// finishes. Requests are therefore registered in the order the program made
+// it will run: at enqueue if the stream is idle, else when its worker takes
+// the item, as soon as the previous item finished and before that item's slot
+// is given back (Stream::Enqueue, Stream::TakeNext). Requests are therefore registered in the order the program made
 // the work visible, not in the order worker threads happen to wake up, and
 // this makes priorities deterministic: a freed slot goes to the waiting
 // request with the highest priority (the lowest number, as in CUDA), and
@@ -37,8 +38,8 @@
 // that registers as waiting then looks at `free_`, and a release that adds to
 // `free_` then looks at `waiting_count_` (both sequentially consistent), so
 // at least one of them sees the other and the grant happens under mu_.
-// Request() is called by API calls (under their stream's mutex: lock order is
-// stream, then slots) and by workers; AwaitGrant() and Release() by worker
+// Request() is called by API calls (under their stream's submit mutex: lock
+// order is stream, then slots) and by workers; AwaitGrant() and Release() by worker
 // threads; Cancel() by a stop (context_destroy, process exit). AwaitGrant()
 // blocks.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_EXECUTION_SLOTS_H_

@@ -34,6 +34,10 @@ absl::Duration SpinUnlessSingleCore(absl::Duration spin) {
 const absl::Duration kWorkerSpin = absl::Microseconds(50);
 const absl::Duration kSynchronizeSpin = absl::Microseconds(20);
 
+// Queue nodes kept for reuse beyond the stream's depth (WorkQueue's
+// nodes_kept).
+constexpr uint64_t kQueueNodesBeyondDepth = 64;
+
 }  // namespace
 
 std::string AsyncFailure::Describe() const {
@@ -58,7 +62,10 @@ Stream::Stream(openreg_stream handle, int32_t device, int32_t priority,
       activity_(activity),
       delay_(delay),
       idle_release_delay_(idle_release_delay),
-      queue_depth_(queue_depth) {}
+      queue_depth_(queue_depth),
+      // A full stream holds queue_depth items; producers that found room at
+      // once and items that worker threads enqueue may add some beyond it.
+      queue_(queue_depth + kQueueNodesBeyondDepth) {}
 
 // worker_ is joined or was never started (Join's contract); a joinable
 // std::thread here would terminate the process, which is the right outcome
@@ -87,8 +94,9 @@ openreg_status Stream::Enqueue(WorkItem item, const char* function,
                                uint64_t* ticket) {
   WaitForRoom();
   item.activity = activity_->Tag();
+  uint64_t number = 0;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&submit_mu_);
     if (stopping_) {
       return Fail(OPENREG_ERROR_INVALID_ARGUMENT,
                   absl::StrFormat("%s: %s is stopped (the process is exiting, "
@@ -103,6 +111,7 @@ openreg_status Stream::Enqueue(WorkItem item, const char* function,
                                   function, Describe()));
     }
     if (!worker_started_) {
+      absl::MutexLock worker_lock(&mu_);
       try {
         worker_ = std::thread(&Stream::WorkerLoop, this);
       } catch (const std::system_error& error) {
@@ -113,21 +122,35 @@ openreg_status Stream::Enqueue(WorkItem item, const char* function,
       }
       worker_started_ = true;
     }
+    number = enqueued_.load(std::memory_order_relaxed) + 1;
+    // An item that becomes the head of an idle stream asks for its slot now,
+    // so that requests are ordered as the program made the work visible
+    // (Note [Execution slots and stream priorities]). Every item before it
+    // has finished and the worker has not seen it, so the worker's own ask
+    // (TakeNext) cannot have happened and will not.
+    if (item.needs_execution_slot() && finished_.load() == number - 1) {
+      slots_->Request(&slot_request_, priority_);
+      item.slot_requested = true;
+    }
     queue_.Push(std::move(item));
-    const uint64_t number = enqueued_.load(std::memory_order_relaxed) + 1;
     enqueued_.store(number);
-    if (queue_.size() == 1) RequestSlotForHead();
-    if (ticket != nullptr) *ticket = number;
   }
-  // After the unlock, so a worker that wakes does not find the mutex held.
+  if (ticket != nullptr) *ticket = number;
   work_bell_.Ring();
   return OPENREG_SUCCESS;
 }
 
-void Stream::RequestSlotForHead() {
-  if (!busy_ && !queue_.empty() && queue_.front().needs_execution_slot()) {
+bool Stream::TakeNext(WorkItem* item) {
+  {
+    absl::MutexLock lock(&consume_mu_);
+    if (stopping_.load() || !queue_.TryPop(item)) return false;
+  }
+  // The stream was busy when the item was enqueued: it asks now that it is
+  // the head, before the previous item's slot is given back.
+  if (item->needs_execution_slot() && !item->slot_requested) {
     slots_->Request(&slot_request_, priority_);
   }
+  return true;
 }
 
 uint64_t Stream::enqueued() const { return enqueued_.load(); }
@@ -141,15 +164,12 @@ bool Stream::AwaitFinished(uint64_t ticket) {
 }
 
 openreg_status Stream::Query(const char* function) {
-  std::optional<AsyncFailure> failure;
-  {
-    absl::MutexLock lock(&mu_);
-    failure = std::exchange(failure_, std::nullopt);
-    has_failure_.store(false);
-    if (!failure.has_value()) {
-      return finished_.load() == enqueued_.load() ? OPENREG_SUCCESS
-                                                  : OPENREG_ERROR_NOT_READY;
-    }
+  // finished_ before the failure: a failing item's failure is set before
+  // finished_ counts it.
+  const bool all_finished = finished_.load() == enqueued_.load();
+  std::optional<AsyncFailure> failure = TakeFailure();
+  if (!failure.has_value()) {
+    return all_finished ? OPENREG_SUCCESS : OPENREG_ERROR_NOT_READY;
   }
   return Fail(OPENREG_ERROR_LAUNCH_FAILURE,
               absl::StrFormat("%s: asynchronous work failed: %s; the failure "
@@ -193,30 +213,40 @@ std::optional<AsyncFailure> Stream::TakeFailure() {
 
 void Stream::RequestDestroy() {
   {
-    absl::MutexLock lock(&mu_);
+    // Under submit_mu_: every push has finished, and none follows.
+    absl::MutexLock lock(&submit_mu_);
     destroy_requested_.store(true);
   }
   work_bell_.Ring();
 }
 
 bool Stream::Retired() const {
+  absl::MutexLock submit_lock(&submit_mu_);
   absl::MutexLock lock(&mu_);
   return destroy_requested_ && (!worker_started_ || worker_exited_);
 }
 
 std::vector<std::shared_ptr<Event>> Stream::Stop() {
-  WorkQueue dropped;
   {
+    // Under submit_mu_, so that no push follows; under mu_, so that a worker
+    // in SleepUnlessStopped wakes.
+    absl::MutexLock submit_lock(&submit_mu_);
     absl::MutexLock lock(&mu_);
     stopping_.store(true);
-    queue_.MoveItemsTo(&dropped);
   }
   work_bell_.Ring();
   finished_waiters_.RingAll();
   room_waiters_.RingAll();
   std::vector<std::shared_ptr<Event>> orphaned_events;
-  while (!dropped.empty()) {
-    WorkItem item = dropped.Pop();
+  // The worker takes nothing more once stopping_ is set (TakeNext); what is
+  // left is dropped here, outside the lock, since items may own buffers.
+  std::vector<WorkItem> dropped;
+  {
+    absl::MutexLock lock(&consume_mu_);
+    WorkItem item;
+    while (queue_.TryPop(&item)) dropped.push_back(std::move(item));
+  }
+  for (WorkItem& item : dropped) {
     if (item.kind == WorkItem::Kind::kEventMarker) {
       orphaned_events.push_back(std::move(item.event));
     }
@@ -263,9 +293,9 @@ void Stream::WorkerLoop() {
   AdaptiveSpin spin(SpinUnlessSingleCore(kWorkerSpin));
   absl::Duration slept;
   auto has_work = [this, &taken] { return HasWorkOrMustExit(taken); };
-  // The next item to run, taken from the queue; `has_item` says whether
-  // there is one. The worker takes it in the same critical section that
-  // finishes the previous item, so a busy stream locks once per item.
+  // The next item to run; `has_item` says whether there is one. The worker
+  // takes it as soon as the previous one finished, before giving back that
+  // one's slot.
   WorkItem item;
   bool has_item = false;
   while (true) {
@@ -282,45 +312,41 @@ void Stream::WorkerLoop() {
                         &slept);
       }
       spin.Record(slept);
-      absl::MutexLock lock(&mu_);
-      // Exit once stopped, or once a destroyed stream has drained.
-      if (stopping_.load() || queue_.empty()) break;
-      item = queue_.Pop();
+      // Woken with nothing to take: stopped, or destroyed and drained (no
+      // push follows the destroy flag, and every push before it is seen).
+      if (!TakeNext(&item)) {
+        if (stopping_.load() || destroy_requested_.load()) break;
+        continue;
+      }
       ++taken;
-      busy_ = true;
     }
     bool holds_slot = false;
     may_own_host_workers |= item.kind == WorkItem::Kind::kCompute;
     const std::optional<openreg_status> status = Execute(item, &holds_slot);
     const char* const description = item.description;
-    // Outside the lock: the closure may own buffers to free.
+    // The closure may own buffers to free.
     item = WorkItem();
-    {
-      absl::MutexLock lock(&mu_);
-      busy_ = false;
-      if (status.has_value()) {
-        const uint64_t number = finished_.load(std::memory_order_relaxed) + 1;
-        if (*status != OPENREG_SUCCESS) {
-          if (failure_.has_value()) {
-            ++failure_->later_failures;
-          } else {
-            failure_ = AsyncFailure{handle_, description, *status, number, 0};
-          }
-          has_failure_.store(true);
+    if (status.has_value()) {
+      const uint64_t number = finished_.load(std::memory_order_relaxed) + 1;
+      if (*status != OPENREG_SUCCESS) {
+        absl::MutexLock lock(&mu_);
+        if (failure_.has_value()) {
+          ++failure_->later_failures;
+        } else {
+          failure_ = AsyncFailure{handle_, description, *status, number, 0};
         }
-        finished_.store(number);
-        // Before releasing the slot, so that the next item competes for it
-        // with everything already waiting.
-        if (!stopping_.load()) RequestSlotForHead();
+        // Before finished_ counts the item (see TakeFailure).
+        has_failure_.store(true);
       }
-      has_item = !stopping_.load() && !queue_.empty();
-      if (has_item) {
-        item = queue_.Pop();
-        ++taken;
-        busy_ = true;
-      }
+      finished_.store(number);
     }
-    const uint64_t finished = finished_.load();
+    // Before releasing the slot, so that the next item competes for it with
+    // everything already waiting. The count first: reading the queue's last
+    // node when nothing follows it would pull its line to this core just
+    // before the producer writes the next item's link into it.
+    has_item = enqueued_.load() > taken && TakeNext(&item);
+    if (has_item) ++taken;
+    const uint64_t finished = finished_.load(std::memory_order_relaxed);
     finished_waiters_.Reached(finished);
     room_waiters_.Reached(finished);
     if (holds_slot) slots_->Release();

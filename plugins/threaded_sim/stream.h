@@ -44,14 +44,27 @@
 // device's stream list (until the stream is destroyed and drained), and API
 // calls in progress. The worker thread uses `this` without a reference: the
 // device list keeps the stream alive until the worker was joined.
-// Thread-safety: all members may be called concurrently. mu_ guards the queue,
-// the sticky failure and the lifecycle flags; the worker never holds it while
-// an item runs. The counters and the flags that waits poll are atomics,
-// written under mu_ and read without it. Nobody waits on mu_ for work or
-// completion (so an enqueue's unlock never has to wake anyone): the worker
-// sleeps on work_bell_ (Note [Doorbells] in doorbell.h), synchronizers on
+// Thread-safety: all members may be called concurrently. The user threads
+// and the worker share no mutex on the path of an op (Note [A queue the
+// worker pops without a lock] in work_queue.h):
+//   - submit_mu_ serializes the producers: the queue's producer side, the
+//     worker's start, and the checks of the stop and destroy flags, which
+//     are set under it so that no item is pushed after them. Only API calls
+//     take it, so while one user thread launches, it stays in that thread's
+//     cache.
+//   - consume_mu_ guards the queue's consumer side: the worker takes it to
+//     pop, Stop() to drop what is queued. Only the worker takes it per op.
+//   - mu_ guards the sticky failure (taken only when an item fails or one is
+//     reported) and the worker's thread object and exit flag.
+//   - The counters and flags that waits poll are atomics, written with
+//     seq_cst (as doorbell conditions require) and read without a lock;
+//     enqueued_ is the producers' and finished_ the worker's, each on a cache
+//     line of its own.
+// Nobody waits on a mutex for work or completion: the worker sleeps on
+// work_bell_ (Note [Doorbells] in doorbell.h), synchronizers on
 // finished_waiters_ and producers waiting for room on room_waiters_ (Note
-// [Counter bells] in counter_bell.h). Lock order: stream, then execution slots, then event.
+// [Counter bells] in counter_bell.h). Lock order: submit_mu_, then mu_, then
+// the execution slots, then an event; consume_mu_ is taken alone.
 // Synchronize(), AwaitFinished() and Join() block.
 #ifndef OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
 #define OPENREG_PLUGINS_THREADED_SIM_STREAM_H_
@@ -171,9 +184,10 @@ class Stream {
   std::optional<openreg_status> Execute(WorkItem& item, bool* holds_slot);
   // Waits `delay` (the adversarial delay); false when Stop() came first.
   bool SleepUnlessStopped(absl::Duration delay);
-  // Asks for an execution slot for the head of the queue if it needs one
-  // and nothing is running (see Note [Execution slots and stream priorities]).
-  void RequestSlotForHead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // For the worker: takes the next item into *item, if there is one and
+  // the stream is not stopping, and asks for its execution slot unless
+  // Enqueue did (Note [Execution slots and stream priorities]).
+  bool TakeNext(WorkItem* item);
   // For the worker, which has taken `taken` items: more were enqueued, or it
   // must exit. Reads only atomics (a doorbell condition).
   bool HasWorkOrMustExit(uint64_t taken) const;
@@ -188,32 +202,41 @@ class Stream {
   AdversarialDelay delay_;
   const absl::Duration idle_release_delay_;
   const uint64_t queue_depth_;
-  // Owned by slots_ while queued or granted; see execution_slots.h.
-  SlotRequest slot_request_;
-
   mutable absl::Mutex mu_;
-  WorkQueue queue_ ABSL_GUARDED_BY(mu_);
-  // The worker took an item from the queue and has not finished it.
-  bool busy_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<AsyncFailure> failure_ ABSL_GUARDED_BY(mu_);
-  bool worker_started_ ABSL_GUARDED_BY(mu_) = false;
-  // Written under mu_ (seq_cst, as doorbell conditions require), read
-  // without it.
-  std::atomic<uint64_t> enqueued_{0};
-  std::atomic<uint64_t> finished_{0};
   std::atomic<bool> has_failure_{false};  // failure_ has a value
+  bool worker_exited_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread worker_ ABSL_GUARDED_BY(mu_);
+
+  // What an op's path writes, each group on cache lines of its own, so that
+  // a thread writing one never takes a line away from a thread that polls or
+  // writes another (the two threads are often on different cores; Note [A
+  // queue the worker pops without a lock] in work_queue.h).
+  //
+  // The producers': submit_mu_, then the count the worker polls and the flags
+  // it polls with it. The flags are set under submit_mu_ and mu_ (seq_cst, as
+  // doorbell conditions require).
+  alignas(64) mutable absl::Mutex submit_mu_;
+  bool worker_started_ ABSL_GUARDED_BY(submit_mu_) = false;
+  alignas(64) std::atomic<uint64_t> enqueued_{0};
   std::atomic<bool> destroy_requested_{false};
   std::atomic<bool> stopping_{false};
+  // The worker's: consume_mu_, then the count synchronizers poll.
+  alignas(64) absl::Mutex consume_mu_;
+  alignas(64) std::atomic<uint64_t> finished_{0};
+  // Written by whoever asks for the slot and by the worker that takes it.
+  // Owned by slots_ while queued or granted; see execution_slots.h.
+  alignas(64) SlotRequest slot_request_;
   // Rung when work is enqueued or the worker must exit; the worker sleeps on
   // it.
-  Doorbell work_bell_;
+  alignas(64) Doorbell work_bell_;
   // Threads waiting for finished_ to reach an item of theirs:
   // AwaitFinished() (synchronizations, copies) and WaitForRoom() (Note [Queue
   // depth]). The worker tells both after every item; Stop() wakes both.
-  CounterBell finished_waiters_;
-  CounterBell room_waiters_;
-  bool worker_exited_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread worker_ ABSL_GUARDED_BY(mu_);
+  alignas(64) CounterBell finished_waiters_;
+  alignas(64) CounterBell room_waiters_;
+  // Pushed under submit_mu_, popped under consume_mu_.
+  WorkQueue queue_;
 };
 
 }  // namespace openreg::threaded_sim

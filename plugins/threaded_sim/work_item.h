@@ -5,8 +5,8 @@
 // event); it is destroyed on the worker thread after it ran, or when its
 // context stops, if it never ran.
 // Thread-safety: an item is built by an API call, moved into its stream's
-// queue under the stream's mutex, and moved out and run by that stream's
-// worker thread; no two threads use it at once.
+// queue, and moved out and run by that stream's worker thread; no two
+// threads use it at once (work_queue.h).
 #ifndef OPENREG_PLUGINS_THREADED_SIM_WORK_ITEM_H_
 #define OPENREG_PLUGINS_THREADED_SIM_WORK_ITEM_H_
 
@@ -86,6 +86,10 @@ struct WorkItem {
   uint64_t bytes = 0;
   // Set by Stream::Enqueue on the enqueueing thread.
   sim::ActivityTag activity;
+  // Set by Stream::Enqueue when it asked for the item's execution slot
+  // itself (the stream was idle); else the worker asks when it takes the
+  // item (Note [Execution slots and stream priorities]).
+  bool slot_requested = false;
 
  private:
   // The item of `version` of `event`: the marker and the wait differ only in

@@ -4,64 +4,79 @@
 
 namespace openreg::threaded_sim {
 
-WorkQueue::~WorkQueue() {
-  DeleteList(head_);
-  DeleteList(spare_);
+WorkQueue::WorkQueue(size_t nodes_kept) : nodes_kept_(nodes_kept) {
+  Node* first = new Node;
+  head_ = first;
+  published_head_.store(first, std::memory_order_relaxed);
+  tail_ = first;
+  oldest_ = first;
+  head_copy_ = first;
 }
 
-void WorkQueue::DeleteList(Node* node) {
+WorkQueue::~WorkQueue() {
+  Node* node = oldest_;
   while (node != nullptr) {
-    Node* next = node->next;
+    Node* next = node->next.load(std::memory_order_relaxed);
     delete node;
     node = next;
   }
 }
 
-void WorkQueue::Push(WorkItem item) {
-  Node* node = spare_;
-  if (node != nullptr) {
-    spare_ = node->next;
-    --spare_count_;
-    node->next = nullptr;
-  } else {
-    node = new Node;
+WorkQueue::Node* WorkQueue::TakeNode() {
+  // The first kNodesBeforeRecycling nodes are allocated without asking the
+  // consumer how far it got: its head is a line it writes at every pop, and
+  // with a few nodes in hand the producer reads it once per few pushes
+  // rather than at every one.
+  if (oldest_ == head_copy_ &&
+      (nodes_allocated_ >= kNodesBeforeRecycling ||
+       nodes_allocated_ >= nodes_kept_)) {
+    // Acquire: the consumer has moved the items out of the nodes it passed.
+    head_copy_ = published_head_.load(std::memory_order_acquire);
+  }
+  if (oldest_ == head_copy_) {
     ++nodes_allocated_;
+    return new Node;
   }
-  node->item = std::move(item);
-  if (tail_ == nullptr) {
-    head_ = node;
-  } else {
-    tail_->next = node;
-  }
-  tail_ = node;
-  ++size_;
+  Node* node = oldest_;
+  oldest_ = node->next.load(std::memory_order_relaxed);
+  node->next.store(nullptr, std::memory_order_relaxed);
+  return node;
 }
 
-WorkItem WorkQueue::Pop() {
-  Node* node = head_;
-  head_ = node->next;
-  if (head_ == nullptr) tail_ = nullptr;
-  --size_;
-  WorkItem item = std::move(node->item);
-  // A spare node holds no closure and no event reference.
-  node->item.compute = nullptr;
-  if (spare_count_ < kMaxSpareNodes) {
-    node->next = spare_;
-    spare_ = node;
-    ++spare_count_;
-  } else {
+void WorkQueue::TrimFreeNodes() {
+  while (nodes_allocated_ > nodes_kept_) {
+    if (oldest_ == head_copy_) {
+      head_copy_ = published_head_.load(std::memory_order_acquire);
+      if (oldest_ == head_copy_) return;
+    }
+    Node* node = oldest_;
+    oldest_ = node->next.load(std::memory_order_relaxed);
     delete node;
     --nodes_allocated_;
   }
-  return item;
 }
 
-void WorkQueue::MoveItemsTo(WorkQueue* into) {
-  into->head_ = std::exchange(head_, nullptr);
-  into->tail_ = std::exchange(tail_, nullptr);
-  into->size_ = std::exchange(size_, 0);
-  into->nodes_allocated_ += into->size_;
-  nodes_allocated_ -= into->size_;
+void WorkQueue::Push(WorkItem item) {
+  if (nodes_allocated_ > nodes_kept_) TrimFreeNodes();
+  Node* node = TakeNode();
+  node->item = std::move(item);
+  // Release: the consumer that sees the link sees the item.
+  tail_->next.store(node, std::memory_order_release);
+  tail_ = node;
+}
+
+bool WorkQueue::TryPop(WorkItem* item) {
+  Node* next = head_->next.load(std::memory_order_acquire);
+  if (next == nullptr) return false;
+  *item = std::move(next->item);
+  // A consumed node keeps no closure and no event reference.
+  next->item.compute = nullptr;
+  next->item.event.reset();
+  head_ = next;
+  // Release: the producer that reuses the nodes before `next` sees them
+  // emptied.
+  published_head_.store(next, std::memory_order_release);
+  return true;
 }
 
 }  // namespace openreg::threaded_sim
