@@ -111,41 +111,51 @@ class FailureLog {
   absl::flat_hash_map<openreg_stream, Failure> failures_ ABSL_GUARDED_BY(mutex_);
 };
 
-// How many pieces of work of each device are enqueued and not yet run, so
-// that the allocator can wait for them without consuming sticky failures.
+// How many pieces of work of each device were launched and how many have
+// run (or were refused), so that the allocator can wait for the work enqueued
+// so far without consuming sticky failures. Two counters rather than one
+// count in flight: launching threads add to one and the driver's threads to
+// the other, each on a cache line of its own, so a launch and its run never
+// write the same line. One shared count passed its line from the launching
+// core to the driver's worker and back on every op of an asynchronous driver.
 class InFlightWork {
  public:
-  void Add(c10::DeviceIndex device) { counts_[device].fetch_add(1); }
+  void Add(c10::DeviceIndex device) { launched_[device].count.fetch_add(1); }
 
   // On every completed piece of work, so the mutex is taken only when
   // someone waits (the out-of-memory path); on a synchronous driver every
   // op would otherwise lock it.
   void Done(c10::DeviceIndex device) {
-    if (counts_[device].fetch_sub(1) == 1 && waiters_.load() > 0) {
+    completed_[device].count.fetch_add(1);
+    if (waiters_.load() > 0) {
       // Releasing the mutex makes waiters re-check their condition; taking
-      // it after the decrement means none misses the change. A waiter that
-      // registers after the load above finds the count at 0 already (both
-      // are sequentially consistent).
+      // it after the increment means none misses the change. A waiter that
+      // registers after the load above finds the count reached already
+      // (both are sequentially consistent).
       absl::MutexLock lock(&mutex_);
     }
   }
 
-  void AwaitNone(c10::DeviceIndex device) {
-    std::atomic<int64_t>& count = counts_[device];
+  // Waits until the work launched on `device` before the call has run.
+  void AwaitLaunched(c10::DeviceIndex device) {
+    const uint64_t target = launched_[device].count.load();
+    const std::atomic<uint64_t>* completed = &completed_[device].count;
     waiters_.fetch_add(1);
     {
-      absl::MutexLock lock(
-          &mutex_, absl::Condition(
-                       +[](std::atomic<int64_t>* c) { return c->load() == 0; },
-                       &count));
+      auto reached = [completed, target] { return completed->load() >= target; };
+      absl::MutexLock lock(&mutex_, absl::Condition(&reached));
     }
     waiters_.fetch_sub(1);
   }
 
  private:
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> count{0};
+  };
   absl::Mutex mutex_;
   std::atomic<int> waiters_{0};
-  std::array<std::atomic<int64_t>, kMaxDeviceCount> counts_{};
+  std::array<Counter, kMaxDeviceCount> launched_{};
+  std::array<Counter, kMaxDeviceCount> completed_{};
 };
 
 InFlightWork& InFlight() {
@@ -560,7 +570,7 @@ void ReleaseCompletedWork() { Completed().DestroyAll(); }
 void WaitForEnqueuedWork(c10::DeviceIndex device) {
   LaunchGatheredWork();
   ReleaseHostWorkersBeforeWaiting();
-  InFlight().AwaitNone(device);
+  InFlight().AwaitLaunched(device);
   ReleaseCompletedWork();
 }
 
