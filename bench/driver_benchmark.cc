@@ -2,14 +2,17 @@
 //
 //   bazel run //bench:driver_benchmark
 //
-// host-function launch (the round trip to a finished no-op, and the launch
-// alone, amortized over a batch), event record + query, and synchronizing an
-// idle stream. Absolute figures: there is no CPU-eager equivalent. The
+// host-function launch (the round trip to a finished no-op, the launch
+// alone, amortized over a batch, and the launch between stretches of host
+// work), event record + query, and synchronizing an idle stream. Absolute
+// figures: there is no CPU-eager equivalent. The
 // "_faults_armed" rows load the driver with every fault point armed at rate
 // 0 (docs/fault_injection.md): beside the plain rows, the cost of counting
 // calls that never fail.
 #include <benchmark/benchmark.h>
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -78,6 +81,40 @@ void HostFuncLaunch(benchmark::State& state, const std::string& name) {
   d.driver->StreamSynchronize(d.stream.get()).IgnoreError();
 }
 
+// About a microsecond of work on the calling thread's own data, as Python's
+// interpreter does between two ops.
+void HostWork() {
+  static thread_local std::array<uint64_t, 2048> data{};
+  uint64_t sum = 0;
+  for (uint64_t& x : data) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    sum += x >> 7;
+  }
+  benchmark::DoNotOptimize(sum);
+}
+
+void HostWorkAlone(benchmark::State& state) {
+  for (auto _ : state) HostWork();
+}
+
+// A launch per stretch of host work: as in a Python loop of tiny ops, an
+// asynchronous driver's worker has finished each item and is waiting for the
+// next when it comes, so the launch pays for every cache line the two
+// threads both write (Note [A queue the worker pops without a lock] in
+// plugins/threaded_sim/work_queue.h). Beside HostWorkAlone, the difference is
+// what a launch costs the launching thread.
+void HostFuncLaunchAmidHostWork(benchmark::State& state,
+                                const std::string& name) {
+  Loaded& d = Load(name);
+  for (auto _ : state) {
+    HostWork();
+    if (!d.driver->LaunchHostFunc(d.stream.get(), &NoOp, nullptr).ok()) {
+      state.SkipWithError("launch failed");
+    }
+  }
+  d.driver->StreamSynchronize(d.stream.get()).IgnoreError();
+}
+
 void EventRecordQuery(benchmark::State& state, const std::string& name) {
   Loaded& d = Load(name);
   for (auto _ : state) {
@@ -105,6 +142,9 @@ BENCHMARK_CAPTURE(HostFuncLaunch, cpu_sim_faults_armed, "cpu_sim_faults_armed");
 BENCHMARK_CAPTURE(HostFuncLaunch, threaded_sim, "threaded_sim");
 BENCHMARK_CAPTURE(HostFuncLaunch, threaded_sim_faults_armed,
                   "threaded_sim_faults_armed");
+BENCHMARK(HostWorkAlone);
+BENCHMARK_CAPTURE(HostFuncLaunchAmidHostWork, cpu_sim, "cpu_sim");
+BENCHMARK_CAPTURE(HostFuncLaunchAmidHostWork, threaded_sim, "threaded_sim");
 BENCHMARK_CAPTURE(EventRecordQuery, cpu_sim, "cpu_sim");
 BENCHMARK_CAPTURE(EventRecordQuery, cpu_sim_faults_armed,
                   "cpu_sim_faults_armed");

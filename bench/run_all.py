@@ -165,6 +165,11 @@ def cpp_rows(allocator, driver_calls):
                         ("StreamSynchronizeIdle", "synchronize an idle stream")):
         rows.append({"group": "driver, C++", "name": title, "kind": "time", "reference_name": "",
                      "per_driver": {d: {"openreg": driver_calls[f"{case}/{d}"], "reference": None} for d in DRIVERS}})
+    # As a Python loop of tiny ops launches: the worker is waiting when each launch comes.
+    rows.append({"group": "driver, C++", "name": "host function launch amid 1 µs of host work", "kind": "time",
+                 "reference_name": "the host work alone",
+                 "per_driver": {d: {"openreg": driver_calls[f"HostFuncLaunchAmidHostWork/{d}"],
+                                    "reference": driver_calls["HostWorkAlone"]} for d in DRIVERS}})
     return rows
 
 
