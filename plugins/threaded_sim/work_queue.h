@@ -26,6 +26,9 @@
 //   - So each side writes its own cache lines: the producer the node it
 //     fills and its own fields, the consumer its head; an item's node is the
 //     one line that has to travel, as a ring slot does.
+// Written here rather than taken from a library: abseil has no such queue,
+// and boost's lock-free single-producer queue is bounded, while a worker
+// thread must never wait for room (and boost is not a dependency).
 // One producer and one consumer at a time: the stream serializes producers
 // with a mutex only they take, and its worker is the only consumer (a stop
 // drains the queue under a mutex it shares with the worker).
