@@ -1,5 +1,6 @@
 #include "plugins/threaded_sim/work_queue.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace openreg::threaded_sim {
@@ -22,35 +23,38 @@ WorkQueue::~WorkQueue() {
   }
 }
 
+WorkQueue::Node* WorkQueue::TakeFreeNode() {
+  if (oldest_ == head_copy_) {
+    // Acquire: the consumer has moved the items out of the nodes it passed.
+    head_copy_ = published_head_.load(std::memory_order_acquire);
+    if (oldest_ == head_copy_) return nullptr;
+  }
+  Node* node = oldest_;
+  oldest_ = node->next.load(std::memory_order_relaxed);
+  return node;
+}
+
 WorkQueue::Node* WorkQueue::TakeNode() {
   // The first kNodesBeforeRecycling nodes are allocated without asking the
   // consumer how far it got: its head is a line it writes at every pop, and
   // with a few nodes in hand the producer reads it once per few pushes
   // rather than at every one.
-  if (oldest_ == head_copy_ &&
-      (nodes_allocated_ >= kNodesBeforeRecycling ||
-       nodes_allocated_ >= nodes_kept_)) {
-    // Acquire: the consumer has moved the items out of the nodes it passed.
-    head_copy_ = published_head_.load(std::memory_order_acquire);
-  }
-  if (oldest_ == head_copy_) {
+  const bool growing =
+      oldest_ == head_copy_ &&
+      nodes_allocated_ < std::min(kNodesBeforeRecycling, nodes_kept_);
+  Node* node = growing ? nullptr : TakeFreeNode();
+  if (node == nullptr) {
     ++nodes_allocated_;
     return new Node;
   }
-  Node* node = oldest_;
-  oldest_ = node->next.load(std::memory_order_relaxed);
   node->next.store(nullptr, std::memory_order_relaxed);
   return node;
 }
 
 void WorkQueue::TrimFreeNodes() {
   while (nodes_allocated_ > nodes_kept_) {
-    if (oldest_ == head_copy_) {
-      head_copy_ = published_head_.load(std::memory_order_acquire);
-      if (oldest_ == head_copy_) return;
-    }
-    Node* node = oldest_;
-    oldest_ = node->next.load(std::memory_order_relaxed);
+    Node* node = TakeFreeNode();
+    if (node == nullptr) return;
     delete node;
     --nodes_allocated_;
   }

@@ -78,6 +78,9 @@ class WorkQueue {
     WorkItem item;
     std::atomic<Node*> next{nullptr};
   };
+  // The oldest free node, unlinked from the free ones, or null when the
+  // consumer still holds every node (its head is read anew only then).
+  Node* TakeFreeNode();
   // A free node, or a new one.
   Node* TakeNode();
   // Deletes free nodes while more than nodes_kept_ are allocated.
