@@ -3,7 +3,6 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
-#include <array>
 #include <atomic>
 #include <exception>
 #include <iterator>
@@ -17,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/runtime/handback_stack.h"
+#include "core/runtime/in_flight_work.h"
 #include "core/runtime/runtime.h"
 #include "core/torch_runtime/autograd_thread_workers.h"
 #include "core/torch_runtime/backward_thread.h"
@@ -109,53 +109,6 @@ class FailureLog {
  private:
   absl::Mutex mutex_;
   absl::flat_hash_map<openreg_stream, Failure> failures_ ABSL_GUARDED_BY(mutex_);
-};
-
-// How many pieces of work of each device were launched and how many have
-// run (or were refused), so that the allocator can wait for the work enqueued
-// so far without consuming sticky failures. Two counters rather than one
-// count in flight: launching threads add to one and the driver's threads to
-// the other, each on a cache line of its own, so a launch and its run never
-// write the same line. One shared count passed its line from the launching
-// core to the driver's worker and back on every op of an asynchronous driver.
-class InFlightWork {
- public:
-  void Add(c10::DeviceIndex device) { launched_[device].count.fetch_add(1); }
-
-  // On every completed piece of work, so the mutex is taken only when
-  // someone waits (the out-of-memory path); on a synchronous driver every
-  // op would otherwise lock it.
-  void Done(c10::DeviceIndex device) {
-    completed_[device].count.fetch_add(1);
-    if (waiters_.load() > 0) {
-      // Releasing the mutex makes waiters re-check their condition; taking
-      // it after the increment means none misses the change. A waiter that
-      // registers after the load above finds the count reached already
-      // (both are sequentially consistent).
-      absl::MutexLock lock(&mutex_);
-    }
-  }
-
-  // Waits until the work launched on `device` before the call has run.
-  void AwaitLaunched(c10::DeviceIndex device) {
-    const uint64_t target = launched_[device].count.load();
-    const std::atomic<uint64_t>* completed = &completed_[device].count;
-    waiters_.fetch_add(1);
-    {
-      auto reached = [completed, target] { return completed->load() >= target; };
-      absl::MutexLock lock(&mutex_, absl::Condition(&reached));
-    }
-    waiters_.fetch_sub(1);
-  }
-
- private:
-  struct alignas(64) Counter {
-    std::atomic<uint64_t> count{0};
-  };
-  absl::Mutex mutex_;
-  std::atomic<int> waiters_{0};
-  std::array<Counter, kMaxDeviceCount> launched_{};
-  std::array<Counter, kMaxDeviceCount> completed_{};
 };
 
 InFlightWork& InFlight() {
@@ -335,7 +288,7 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   const Driver& driver = runtime.driver();
   // The driver's run and this thread share the record from here on.
   WorkRecord* pending = record.release();
-  InFlight().Add(device);
+  InFlight().Launched(device);
   ThreadWorkState& this_thread = ThisThreadsWork();
   const uint64_t run_before = this_thread.work_run;
   const WorkRecord* const outer_launch = this_thread.launching;
@@ -570,7 +523,7 @@ void ReleaseCompletedWork() { Completed().DestroyAll(); }
 void WaitForEnqueuedWork(c10::DeviceIndex device) {
   LaunchGatheredWork();
   ReleaseHostWorkersBeforeWaiting();
-  InFlight().AwaitLaunched(device);
+  InFlight().AwaitNoneInFlight(device);
   ReleaseCompletedWork();
 }
 
