@@ -11,7 +11,7 @@ polls shows as busy; a function that waits for a cache line another core holds s
 is for: with the two threads on cores that share no cache, threaded_sim's hand-off costs the launching thread about
 1 µs per op, and this shows in which functions (docs/performance.md, "Where the launching thread's time goes on
 threaded_sim's tiny add"). Instruction counts, which the host's placement does not move, are op_instructions.py's.
-Needs perf (`apt-get install linux-perf`) and leave to attach to one's own processes
+Needs perf (`apt-get install linux-perf`) and permission to attach to one's own processes
 (kernel.perf_event_paranoid <= 2, the default).
 """
 
@@ -82,6 +82,23 @@ def per_op(rows, ops):
     return table
 
 
+def loop_result(line):
+    """(ops, seconds) from the loop's last line, "OPS SECONDS"; a clear error when the loop did not finish."""
+    fields = line.split()
+    if len(fields) != 2:
+        sys.exit(f"op_profile.py: expected the loop's process to end with a line 'OPS SECONDS', got {line!r}: "
+                 "it failed or was killed while perf sampled it (its error is above)")
+    return float(fields[0]), float(fields[1])
+
+
+def run_perf(arguments):
+    """perf with `arguments`; a clear error when perf is missing."""
+    try:
+        return subprocess.run(["perf", *arguments], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        sys.exit("op_profile.py: perf was not found; install it (apt-get install linux-perf) and run again")
+
+
 def record(op, device, driver, package, seconds, frequency):
     """The perf report of `seconds` of the op's warm loop, the ops in that window, and the loop's time per op."""
     env = dict(os.environ, OPENREG_DRIVER=driver)
@@ -98,17 +115,19 @@ def record(op, device, driver, package, seconds, frequency):
         try:
             if worker.stdout.readline().strip() != "ready":
                 sys.exit("op_profile.py: the loop's process ended before its warm-up did")
-            perf = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency),
-                                   "-p", str(worker.pid), "-o", data, "--", "sleep", str(seconds)],
-                                  capture_output=True, text=True, check=False)
-            ops, elapsed = (float(field) for field in worker.stdout.readline().split())
+            perf = run_perf(["record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-p", str(worker.pid),
+                             "-o", data, "--", "sleep", str(seconds)])
+            ops, elapsed = loop_result(worker.stdout.readline())
         finally:
+            worker.kill()
             worker.wait()
         if perf.returncode != 0 or not os.path.exists(data):
-            sys.exit(f"op_profile.py: perf record failed (is perf installed, and "
-                     f"kernel.perf_event_paranoid <= 2?):\n{perf.stderr[-2000:]}")
-        report = subprocess.run(["perf", "report", "-i", data, "--sort", "pid,sym", "-F", "period,pid,sym",
-                                 "--stdio"], capture_output=True, text=True, check=True).stdout
+            sys.exit(f"op_profile.py: perf record failed; it needs leave to attach to this user's processes "
+                     f"(kernel.perf_event_paranoid <= 2):\n{perf.stderr[-2000:]}")
+        report = run_perf(["report", "-i", data, "--sort", "pid,sym", "-F", "period,pid,sym", "--stdio"])
+        if report.returncode != 0:
+            sys.exit(f"op_profile.py: perf report failed:\n{report.stderr[-2000:]}")
+        report = report.stdout
     # The loop runs at one rate throughout, so the window held its share of the loop's ops.
     return report, ops / elapsed * seconds, elapsed / ops
 

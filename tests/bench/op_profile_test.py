@@ -2,7 +2,7 @@
 
 import pytest
 
-from op_profile import LAUNCHING, parse_report, per_op
+from op_profile import LAUNCHING, loop_result, parse_report, per_op
 
 REPORT = """\
 # Samples: 47K of event 'cpu-clock'
@@ -47,3 +47,12 @@ def test_the_busiest_python_thread_is_the_launching_one_and_times_are_per_op():
 def test_a_window_without_ops_is_an_error_not_a_division_by_zero():
     with pytest.raises(ValueError, match="no op ran"):
         per_op(parse_report(REPORT), ops=0)
+
+
+def test_the_loops_last_line_gives_its_ops_and_seconds():
+    assert loop_result("12000 6.5\n") == (12000.0, 6.5)
+
+
+def test_a_loop_that_died_is_reported_with_what_was_expected(capsys):
+    with pytest.raises(SystemExit, match="expected the loop's process to end with a line 'OPS SECONDS', got ''"):
+        loop_result("")
