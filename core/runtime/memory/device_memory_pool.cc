@@ -76,6 +76,29 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
   // Whether this allocation has released the cache, counted once.
   bool released_cache = false;
   {
+    // Note [Settling without a synchronization]: a miss first settles what
+    // fired markers cover, and marks the streams still holding free blocks
+    // that wait for them.
+    Block* settled = nullptr;
+    std::vector<NewSettleMarker> markers;
+    {
+      absl::MutexLock lock(&mutex_);
+      if (Block* cached = TakeCached(size, stream)) {
+        return HandOut(cached, size, requested, stream, context);
+      }
+      if (SweepSettleMarkers()) {
+        if (Block* cached = TakeCachedBlock(size, stream)) {
+          settled = HandOut(cached, size, requested, stream, context);
+        }
+      }
+      markers = NewSettleMarkers();
+    }
+    // Recorded without the lock: a record onto a full stream waits for the
+    // stream's work, which may allocate.
+    RecordSettleMarkers(std::move(markers));
+    if (settled != nullptr) return settled;
+  }
+  {
     absl::MutexLock lock(&mutex_);
     absl::StatusOr<Block*> block =
         FindOrAllocate(size, stream, context, released_cache);
@@ -138,9 +161,7 @@ Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
   return block;
 }
 
-absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
-    size_t size, openreg_stream stream, const HistoryContext* context,
-    bool& released_cache) {
+Block* DeviceMemoryPool::TakeCached(size_t size, openreg_stream stream) {
   ProcessEvents(/*wait=*/false);
   if (Block* reused = TakeUnmerged(size, stream)) return reused;
   if (Block* cached = TakeCachedBlock(size, stream)) return cached;
@@ -148,6 +169,75 @@ absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
     MergeUnmerged();
     if (Block* cached = TakeCachedBlock(size, stream)) return cached;
   }
+  return nullptr;
+}
+
+bool DeviceMemoryPool::SweepSettleMarkers() {
+  bool settled = false;
+  settle_markers_.Sweep(
+      driver_, /*wait=*/false,
+      [this, &settled](DriverEvent event, StreamPoint point)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+            spare_events_.push_back(std::move(event));
+            SettleLocked(point.stream, point.token);
+            settled = true;
+          });
+  return settled;
+}
+
+std::vector<DeviceMemoryPool::NewSettleMarker>
+DeviceMemoryPool::NewSettleMarkers() {
+  std::vector<NewSettleMarker> markers;
+  // Every free block is in a free set here (TakeCached merged the rest),
+  // where each stream's blocks sort together after the settled ones: visit
+  // the first block past each stream's.
+  for (FreeSet* free_set : {&small_free_, &large_free_}) {
+    Block key;
+    key.size = std::numeric_limits<size_t>::max();
+    key.ptr = reinterpret_cast<void*>(std::numeric_limits<uintptr_t>::max());
+    for (auto it = free_set->upper_bound(&key); it != free_set->end();
+         it = free_set->upper_bound(&key)) {
+      key.stream = (*it)->stream;
+      const auto marks_it = [&key](const StreamPoint& point) {
+        return point.stream == key.stream;
+      };
+      if (settle_markers_.AnyKey(marks_it) ||
+          std::any_of(markers.begin(), markers.end(),
+                      [&](const NewSettleMarker& marker) {
+                        return marks_it(marker.point);
+                      })) {
+        continue;
+      }
+      absl::StatusOr<DriverEvent> event = TakeEvent();
+      if (!event.ok()) continue;  // the slow path then takes a new segment
+      markers.push_back({*std::move(event), {key.stream, ordered_frees_}});
+    }
+  }
+  return markers;
+}
+
+void DeviceMemoryPool::RecordSettleMarkers(
+    std::vector<NewSettleMarker> markers) {
+  for (NewSettleMarker& marker : markers) {
+    const bool recorded =
+        driver_.EventRecord(marker.event.get(), marker.point.stream).ok();
+    // A driver that runs work as it is enqueued has passed the marker.
+    const bool passed =
+        recorded && driver_.EventQuery(marker.event.get()).value_or(false);
+    absl::MutexLock lock(&mutex_);
+    if (passed) SettleLocked(marker.point.stream, marker.point.token);
+    if (recorded && !passed) {
+      settle_markers_.Add(std::move(marker.event), marker.point);
+    } else {
+      spare_events_.push_back(std::move(marker.event));
+    }
+  }
+}
+
+absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
+    size_t size, openreg_stream stream, const HistoryContext* context,
+    bool& released_cache) {
+  if (Block* cached = TakeCached(size, stream)) return cached;
   const bool small = IsSmallBlockSize(size);
   const size_t segment_size = SegmentSizeFor(size);
   absl::StatusOr<Block*> block = AllocateSegment(segment_size, small, context);

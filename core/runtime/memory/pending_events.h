@@ -1,5 +1,6 @@
-// Events recorded on streams, each standing for a key (a block) that must
-// not be reused until its event has fired. Both caching allocators keep one;
+// Events recorded on streams, each standing for a key (a block that must
+// not be reused until its event has fired, or the point of a stream that its
+// firing shows passed). Both caching allocators keep one;
 // the caller's mutex guards it. It owns the events it holds until it hands
 // them back through Sweep.
 #ifndef OPENREG_CORE_RUNTIME_MEMORY_PENDING_EVENTS_H_
@@ -20,6 +21,14 @@ class PendingEvents {
     pending_.push_back({std::move(event), key});
   }
   bool empty() const { return pending_.empty(); }
+  // Whether `pred` holds for the key of a pending event.
+  template <typename Predicate>
+  bool AnyKey(Predicate pred) const {
+    for (const Entry& entry : pending_) {
+      if (pred(entry.key)) return true;
+    }
+    return false;
+  }
 
   // Calls on_fired(DriverEvent, key) for every event that has fired, or,
   // with `wait`, for every event after waiting for it, and forgets them; the
