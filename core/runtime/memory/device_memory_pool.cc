@@ -406,7 +406,6 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
                   HistoryContext{nullptr, block->history.stream});
   }
   block->history = HistoryContext();
-  if (block->stream != nullptr) block->free_stamp = ++ordered_frees_;
   if (block->small) {
     KeepUnmerged(block);
   } else {
@@ -449,9 +448,12 @@ void DeviceMemoryPool::Free(Block* block) {
     gathered = history_.Gather(device_, /*for_free=*/true);
     context = &gathered;
   }
-  absl::MutexLock lock(&mutex_);
-  allocated_.erase(block->ptr);
-  FreeLocked(block, context);
+  {
+    absl::MutexLock lock(&mutex_);
+    allocated_.erase(block->ptr);
+    if (!FreeLocked(block, context)) return;
+  }
+  TrackStreamUses(block);
 }
 
 bool DeviceMemoryPool::FreeAt(void* ptr) {
@@ -464,12 +466,16 @@ bool DeviceMemoryPool::FreeAt(void* ptr) {
     gathered = history_.Gather(device_, /*for_free=*/true);
     context = &gathered;
   }
-  absl::MutexLock lock(&mutex_);
-  auto it = allocated_.find(ptr);
-  if (it == allocated_.end()) return false;
-  Block* block = it->second;
-  allocated_.erase(it);
-  FreeLocked(block, context);
+  Block* block = nullptr;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto it = allocated_.find(ptr);
+    if (it == allocated_.end()) return false;
+    block = it->second;
+    allocated_.erase(it);
+    if (!FreeLocked(block, context)) return true;
+  }
+  TrackStreamUses(block);
   return true;
 }
 
@@ -479,7 +485,7 @@ Block* DeviceMemoryPool::FindAllocated(void* ptr) const {
   return it == allocated_.end() ? nullptr : it->second;
 }
 
-void DeviceMemoryPool::FreeLocked(Block* block,
+bool DeviceMemoryPool::FreeLocked(Block* block,
                                   const HistoryContext* context) {
   if (context != nullptr) {
     RecordHistory(TraceAction::kFreeRequested, block->ptr, block->size,
@@ -490,7 +496,47 @@ void DeviceMemoryPool::FreeLocked(Block* block,
   stats_.requested_bytes.Decrease(block->small, block->requested);
   if (IsOversize(block->size)) stats_.oversize_allocations.Decrease(1);
   block->requested = 0;
-  if (!TrackStreamUses(block)) {
+  // Stamped when freed, not when its events let it go: a settle covers the
+  // frees made before its token.
+  if (block->stream != nullptr) block->free_stamp = ++ordered_frees_;
+  if (block->stream_uses.empty()) {
+    ReturnToFreeSet(block);
+    return false;
+  }
+  // Out of every list until TrackStreamUses has recorded its events.
+  block->state = BlockState::kAwaitingEvents;
+  return true;
+}
+
+void DeviceMemoryPool::TrackStreamUses(Block* block) {
+  // The block is the caller's alone until it is put in a list below.
+  std::vector<openreg_stream> streams;
+  std::vector<absl::StatusOr<DriverEvent>> events;
+  {
+    absl::MutexLock lock(&mutex_);
+    streams.assign(block->stream_uses.begin(), block->stream_uses.end());
+    for (size_t i = 0; i < streams.size(); ++i) events.push_back(TakeEvent());
+  }
+  // Without the lock: a record onto a full stream waits for the stream's
+  // work, which may allocate.
+  std::vector<bool> recorded(streams.size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    recorded[i] =
+        events[i].ok() && driver_.EventRecord(events[i]->get(), streams[i]).ok();
+  }
+  absl::MutexLock lock(&mutex_);
+  size_t kept = 0;
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (recorded[i]) {
+      pending_events_.Add(*std::move(events[i]), block);
+      ++block->pending_events;
+      continue;
+    }
+    if (events[i].ok()) spare_events_.push_back(*std::move(events[i]));
+    block->stream_uses[kept++] = streams[i];
+  }
+  block->stream_uses.resize(kept);
+  if (kept > 0) {
     // Without an event there is no telling when that stream is done with the
     // block: it stays active, and out of circulation, until a record works.
     block->state = BlockState::kUntracked;
@@ -500,7 +546,7 @@ void DeviceMemoryPool::FreeLocked(Block* block,
   AwaitEventsOrReturn(block);
 }
 
-bool DeviceMemoryPool::TrackStreamUses(Block* block) {
+bool DeviceMemoryPool::RetrackStreamUses(Block* block) {
   size_t kept = 0;
   for (openreg_stream stream : block->stream_uses) {
     absl::StatusOr<DriverEvent> event = TakeEvent();
@@ -547,7 +593,7 @@ void DeviceMemoryPool::ProcessEvents(bool wait) {
   // (e.g. destroyed) keeps its block out of circulation for good.
   size_t still_untracked = 0;
   for (Block* block : untracked_) {
-    if (TrackStreamUses(block)) {
+    if (RetrackStreamUses(block)) {
       AwaitEventsOrReturn(block);
     } else {
       untracked_[still_untracked++] = block;
@@ -607,15 +653,22 @@ absl::Status DeviceMemoryPool::EmptyCache() {
   }
   {
     absl::MutexLock lock(&mutex_);
-    if (!HasUnsettledFreeBlocks()) {
+    // Waiting for events with the lock held would wait for their streams'
+    // work, which may allocate: with events pending, synchronize first.
+    if (!HasUnsettledFreeBlocks() && pending_events_.empty()) {
       ProcessEvents(/*wait=*/true);
       MergeUnmerged();
       return ReleaseFreeSegments(context);
     }
   }
-  SynchronizeAndSettle();
+  const uint64_t token = SettleToken();
+  // A failed stream runs nothing more either: its blocks are as free.
+  driver_.DeviceSynchronize(device_).IgnoreError();
   absl::MutexLock lock(&mutex_);
+  // Every event recorded before the wait has fired; the blocks they return
+  // were freed before the token, so they settle with the rest.
   ProcessEvents(/*wait=*/true);
+  SettleLocked(/*stream=*/nullptr, token);
   MergeUnmerged();
   return ReleaseFreeSegments(context);
 }

@@ -134,9 +134,10 @@ class DeviceMemoryPool {
   // Declares that `stream` uses `block` (Tensor.record_stream).
   void RecordStream(Block* block, openreg_stream stream);
 
-  // Synchronizes the device if blocks freed on a stream wait for it, waits
-  // for blocks awaiting events, then returns every free segment to the
-  // driver.
+  // Synchronizes the device if blocks freed on a stream wait for it or
+  // blocks await events (waiting for an event under the lock would wait for
+  // its stream's work, which may allocate), then returns every free segment
+  // to the driver.
   absl::Status EmptyCache();
 
   // Settling blocks (Note [Stream-ordered reuse]): take a token before
@@ -217,7 +218,9 @@ class DeviceMemoryPool {
   // the rest is worth keeping apart.
   void MaybeSplit(Block* block, size_t size)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  void FreeLocked(Block* block, const HistoryContext* context)
+  // Counts `block` freed and returns it to the free set, or, when streams
+  // were recorded on it, returns true: the caller then calls TrackStreamUses.
+  bool FreeLocked(Block* block, const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void InsertFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Note [Reuse before merge]: keeps a freed small block whole on its size's
@@ -245,9 +248,14 @@ class DeviceMemoryPool {
   // its own. The lower block absorbs the higher, so a segment's first block
   // stays the same object for the segment's life (segments_ holds it).
   void MergeIntoFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Records an event for each stream in the freed block's stream_uses,
-  // keeping the streams whose record failed; returns whether none is left.
-  bool TrackStreamUses(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Records an event for each stream in the freed `block`'s stream_uses,
+  // without the lock (a record onto a full stream waits for the stream's
+  // work, which may allocate), then waits for them or, when a record
+  // failed, keeps the block untracked with the streams left.
+  void TrackStreamUses(Block* block) ABSL_LOCKS_EXCLUDED(mutex_);
+  // The same for an untracked block, under the lock: only after a record
+  // failed.
+  bool RetrackStreamUses(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A freed block with every use tracked: waits for its events, or is free.
   void AwaitEventsOrReturn(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Tracks untracked blocks again, then moves blocks whose events have all

@@ -13,7 +13,8 @@ std::string DriverName(const ::testing::TestParamInfo<std::string>& info) {
 
 std::unique_ptr<Driver> LoadTestDriver(const std::string& path,
                                        uint64_t device_memory,
-                                       int32_t device_count) {
+                                       int32_t device_count,
+                                       const std::string& options) {
   // Keep the library mapped after the Driver unloads it, as the core does
   // for the life of the process: threaded_sim leaves process-wide state and
   // exit handlers behind, which must not point into unmapped code.
@@ -21,6 +22,7 @@ std::unique_ptr<Driver> LoadTestDriver(const std::string& path,
   DriverConfig config;
   config.device_count = device_count;
   config.device_memory_bytes = device_memory;
+  config.options = options;
   absl::StatusOr<std::unique_ptr<Driver>> driver = Driver::Load(path, config);
   EXPECT_TRUE(driver.ok()) << driver.status();
   return driver.ok() ? *std::move(driver) : nullptr;

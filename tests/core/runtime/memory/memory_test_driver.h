@@ -26,10 +26,12 @@ inline auto ShippedDriverPaths() {
 std::string DriverName(const ::testing::TestParamInfo<std::string>& info);
 
 // The driver at `path` (relative to the runfiles root) with `device_count`
-// devices of `device_memory` bytes each; fails the test on error.
+// devices of `device_memory` bytes each and the driver-specific `options`;
+// fails the test on error.
 std::unique_ptr<Driver> LoadTestDriver(const std::string& path,
                                        uint64_t device_memory,
-                                       int32_t device_count = 1);
+                                       int32_t device_count = 1,
+                                       const std::string& options = "");
 
 // Blocks the stream it is launched on until Release() (or a 20 s safety
 // timeout, so a bug fails the test rather than hanging it). Only for
