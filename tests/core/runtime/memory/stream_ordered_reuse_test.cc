@@ -129,14 +129,14 @@ TEST_P(StreamOrderedReuseTest, ALaggingStreamsBlocksWaitForItsMarker) {
   // takes new memory; once the stream has run past it, the blocks settle.
   if (!IsAsynchronous()) GTEST_SKIP() << "a synchronous stream never lags";
   void* address = nullptr;
+  // The rest of the first segment, so that work finds no settled memory.
+  absl::StatusOr<Block*> rest = absl::InternalError("not allocated");
   {
     ::openreg::testing::StreamBlocker busy(*driver_, a_.get());
     absl::StatusOr<Block*> freed = pool_->Allocate(kLarge, NoReclaim, a_.get());
     ASSERT_TRUE(freed.ok());
     address = (*freed)->ptr;
-    // The rest of the segment, so that work finds no settled memory.
-    absl::StatusOr<Block*> rest =
-        pool_->Allocate(kLargeSegmentSize - kLarge, NoReclaim);
+    rest = pool_->Allocate(kLargeSegmentSize - kLarge, NoReclaim);
     ASSERT_TRUE(rest.ok());
     pool_->Free(*freed);
     EXPECT_NE(AllocateAndFree(kLarge, nullptr), address);
@@ -151,6 +151,7 @@ TEST_P(StreamOrderedReuseTest, ALaggingStreamsBlocksWaitForItsMarker) {
   EXPECT_EQ(AllocateAndFree(kLarge, nullptr), address);
   EXPECT_EQ(pool_->stats().num_device_alloc, 2);
   pool_->Free(*second);
+  pool_->Free(*rest);
 }
 
 TEST_P(StreamOrderedReuseTest, TheRestOfASplitBlockStaysOnItsStream) {
