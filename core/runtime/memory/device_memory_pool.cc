@@ -655,7 +655,8 @@ absl::Status DeviceMemoryPool::EmptyCache() {
     absl::MutexLock lock(&mutex_);
     // Waiting for events with the lock held would wait for their streams'
     // work, which may allocate: with events pending, synchronize first.
-    if (!HasUnsettledFreeBlocks() && pending_events_.empty()) {
+    if (!HasUnsettledFreeBlocks() && pending_events_.empty() &&
+        untracked_.empty()) {
       ProcessEvents(/*wait=*/true);
       MergeUnmerged();
       return ReleaseFreeSegments(context);
