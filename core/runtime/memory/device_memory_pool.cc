@@ -525,18 +525,7 @@ void DeviceMemoryPool::TrackStreamUses(Block* block) {
         events[i].ok() && driver_.EventRecord(events[i]->get(), streams[i]).ok();
   }
   absl::MutexLock lock(&mutex_);
-  size_t kept = 0;
-  for (size_t i = 0; i < streams.size(); ++i) {
-    if (recorded[i]) {
-      pending_events_.Add(*std::move(events[i]), block);
-      ++block->pending_events;
-      continue;
-    }
-    if (events[i].ok()) spare_events_.push_back(*std::move(events[i]));
-    block->stream_uses[kept++] = streams[i];
-  }
-  block->stream_uses.resize(kept);
-  if (kept > 0) {
+  if (!KeepRecordedEvents(block, streams, events, recorded)) {
     // Without an event there is no telling when that stream is done with the
     // block: it stays active, and out of circulation, until a record works.
     block->state = BlockState::kUntracked;
@@ -547,16 +536,31 @@ void DeviceMemoryPool::TrackStreamUses(Block* block) {
 }
 
 bool DeviceMemoryPool::RetrackStreamUses(Block* block) {
+  const std::vector<openreg_stream> streams(block->stream_uses.begin(),
+                                            block->stream_uses.end());
+  std::vector<absl::StatusOr<DriverEvent>> events;
+  std::vector<bool> recorded;
+  for (openreg_stream stream : streams) {
+    events.push_back(TakeEvent());
+    recorded.push_back(events.back().ok() &&
+                       driver_.EventRecord(events.back()->get(), stream).ok());
+  }
+  return KeepRecordedEvents(block, streams, events, recorded);
+}
+
+bool DeviceMemoryPool::KeepRecordedEvents(
+    Block* block, const std::vector<openreg_stream>& streams,
+    std::vector<absl::StatusOr<DriverEvent>>& events,
+    const std::vector<bool>& recorded) {
   size_t kept = 0;
-  for (openreg_stream stream : block->stream_uses) {
-    absl::StatusOr<DriverEvent> event = TakeEvent();
-    if (event.ok() && driver_.EventRecord(event->get(), stream).ok()) {
-      pending_events_.Add(*std::move(event), block);
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (recorded[i]) {
+      pending_events_.Add(*std::move(events[i]), block);
       ++block->pending_events;
       continue;
     }
-    if (event.ok()) spare_events_.push_back(*std::move(event));
-    block->stream_uses[kept++] = stream;
+    if (events[i].ok()) spare_events_.push_back(*std::move(events[i]));
+    block->stream_uses[kept++] = streams[i];
   }
   block->stream_uses.resize(kept);
   return kept == 0;

@@ -254,8 +254,16 @@ class DeviceMemoryPool {
   // failed, keeps the block untracked with the streams left.
   void TrackStreamUses(Block* block) ABSL_LOCKS_EXCLUDED(mutex_);
   // The same for an untracked block, under the lock: only after a record
-  // failed.
+  // failed. Returns whether every record worked.
   bool RetrackStreamUses(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Adds the events recorded on streams[i] (recorded[i]) as pending for
+  // `block`, gives back the others and keeps their streams in its
+  // stream_uses; returns whether none is left.
+  bool KeepRecordedEvents(Block* block,
+                          const std::vector<openreg_stream>& streams,
+                          std::vector<absl::StatusOr<DriverEvent>>& events,
+                          const std::vector<bool>& recorded)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A freed block with every use tracked: waits for its events, or is free.
   void AwaitEventsOrReturn(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Tracks untracked blocks again, then moves blocks whose events have all
@@ -300,7 +308,8 @@ class DeviceMemoryPool {
   // How many stream-ordered blocks have been freed: their free stamps.
   uint64_t ordered_frees_ ABSL_GUARDED_BY(mutex_) = 0;
   PendingEvents<Block*> pending_events_ ABSL_GUARDED_BY(mutex_);
-  // Note [Settling without a synchronization]: at most one per stream.
+  // Note [Settling without a synchronization]: one per stream, or a few
+  // when threads missing at once each recorded one.
   PendingEvents<StreamPoint> settle_markers_ ABSL_GUARDED_BY(mutex_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mutex_);
   // Freed blocks some stream's use of which has no event yet
