@@ -27,8 +27,8 @@ enum class BlockState {
   kFreeUnmerged,    // freed and kept whole in its size's reuse list, not yet
                     // merged with free neighbours (Note [Reuse before merge])
   kUntracked,       // freed; a stream's use of it has no event yet (the record
-                    // failed): recorded again at every sweep, not reused until
-                    // then
+                    // failed): recorded again at the pool's next miss or
+                    // synchronization, not reused until then
 };
 
 struct Block {

@@ -81,6 +81,7 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
     // that wait for them.
     Block* settled = nullptr;
     std::vector<NewSettleMarker> markers;
+    bool untracked = false;
     {
       absl::MutexLock lock(&mutex_);
       if (Block* cached = TakeCached(size, stream)) {
@@ -92,10 +93,12 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
         }
       }
       markers = NewSettleMarkers();
+      untracked = !untracked_.empty();
     }
     // Recorded without the lock: a record onto a full stream waits for the
     // stream's work, which may allocate.
     RecordSettleMarkers(std::move(markers));
+    if (untracked) RetrackUntracked();
     if (settled != nullptr) return settled;
   }
   {
@@ -110,6 +113,9 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
   // Queued work may own memory it no longer needs once it has run; its owner
   // finishes it, outside our lock, since that frees blocks.
   reclaim();
+  // Recorded before the synchronization below, an untracked block's events
+  // fire in it.
+  RetrackUntracked();
   // Blocks freed on streams serve their stream only; once the device has
   // caught up they serve this request too.
   if (stream != nullptr) SynchronizeAndSettle();
@@ -535,17 +541,16 @@ void DeviceMemoryPool::TrackStreamUses(Block* block) {
   AwaitEventsOrReturn(block);
 }
 
-bool DeviceMemoryPool::RetrackStreamUses(Block* block) {
-  const std::vector<openreg_stream> streams(block->stream_uses.begin(),
-                                            block->stream_uses.end());
-  std::vector<absl::StatusOr<DriverEvent>> events;
-  std::vector<bool> recorded;
-  for (openreg_stream stream : streams) {
-    events.push_back(TakeEvent());
-    recorded.push_back(events.back().ok() &&
-                       driver_.EventRecord(events.back()->get(), stream).ok());
+void DeviceMemoryPool::RetrackUntracked() {
+  std::vector<Block*> untracked;
+  {
+    absl::MutexLock lock(&mutex_);
+    untracked.swap(untracked_);
   }
-  return KeepRecordedEvents(block, streams, events, recorded);
+  // An event recorded now on a stream whose earlier record failed fires
+  // after that use: streams run in order. Each block is the caller's alone
+  // until TrackStreamUses puts it in a list again.
+  for (Block* block : untracked) TrackStreamUses(block);
 }
 
 bool DeviceMemoryPool::KeepRecordedEvents(
@@ -592,18 +597,6 @@ absl::StatusOr<DriverEvent> DeviceMemoryPool::TakeEvent() {
 }
 
 void DeviceMemoryPool::ProcessEvents(bool wait) {
-  // An event recorded now on a stream whose earlier record failed fires
-  // after that use: streams run in order. A stream that rejects every record
-  // (e.g. destroyed) keeps its block out of circulation for good.
-  size_t still_untracked = 0;
-  for (Block* block : untracked_) {
-    if (RetrackStreamUses(block)) {
-      AwaitEventsOrReturn(block);
-    } else {
-      untracked_[still_untracked++] = block;
-    }
-  }
-  untracked_.resize(still_untracked);
   pending_events_.Sweep(driver_, wait, [this](DriverEvent event, Block* block)
                                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     spare_events_.push_back(std::move(event));
@@ -655,13 +648,15 @@ absl::Status DeviceMemoryPool::EmptyCache() {
     gathered = history_.Gather(device_, /*for_free=*/true);
     context = &gathered;
   }
+  // Recorded before the synchronization below, an untracked block's events
+  // fire in it.
+  RetrackUntracked();
   {
     absl::MutexLock lock(&mutex_);
     // Waiting for events with the lock held would wait for their streams'
     // work, which may allocate: with events pending, synchronize first.
     if (!HasUnsettledFreeBlocks() && pending_events_.empty() &&
         untracked_.empty()) {
-      ProcessEvents(/*wait=*/true);
       MergeUnmerged();
       return ReleaseFreeSegments(context);
     }
@@ -671,8 +666,9 @@ absl::Status DeviceMemoryPool::EmptyCache() {
   driver_.DeviceSynchronize(device_).IgnoreError();
   absl::MutexLock lock(&mutex_);
   // Every event recorded before the wait has fired; the blocks they return
-  // were freed before the token, so they settle with the rest.
-  ProcessEvents(/*wait=*/true);
+  // were freed before the token, so they settle with the rest. One recorded
+  // since may wait for work that allocates: not waited for under the lock.
+  ProcessEvents(/*wait=*/false);
   SettleLocked(/*stream=*/nullptr, token);
   MergeUnmerged();
   return ReleaseFreeSegments(context);

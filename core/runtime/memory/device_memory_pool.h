@@ -122,8 +122,9 @@ class DeviceMemoryPool {
                                   openreg_stream stream = nullptr);
 
   // Returns `block` to the pool, at once or when the streams recorded on it
-  // have caught up. Never fails: an event that cannot be recorded is
-  // replaced by synchronizing that stream.
+  // have caught up. Never fails: when an event cannot be recorded, the block
+  // stays out of circulation until a later record on that stream has fired
+  // (RetrackUntracked).
   void Free(Block* block);
   // The same for the block allocated at `ptr`, looked up and freed under one
   // lock; false when no block of this pool is allocated there.
@@ -253,9 +254,11 @@ class DeviceMemoryPool {
   // work, which may allocate), then waits for them or, when a record
   // failed, keeps the block untracked with the streams left.
   void TrackStreamUses(Block* block) ABSL_LOCKS_EXCLUDED(mutex_);
-  // The same for an untracked block, under the lock: only after a record
-  // failed. Returns whether every record worked.
-  bool RetrackStreamUses(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // TrackStreamUses again for every untracked block (a record failed): at
+  // each miss and before every synchronization of the pool's own. A stream
+  // that rejects every record (e.g. destroyed) keeps its block out of
+  // circulation for good.
+  void RetrackUntracked() ABSL_LOCKS_EXCLUDED(mutex_);
   // Adds the events recorded on streams[i] (recorded[i]) as pending for
   // `block`, gives back the others and keeps their streams in its
   // stream_uses; returns whether none is left.
@@ -266,9 +269,10 @@ class DeviceMemoryPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A freed block with every use tracked: waits for its events, or is free.
   void AwaitEventsOrReturn(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Tracks untracked blocks again, then moves blocks whose events have all
-  // fired to the free sets. With `wait`, blocks until every pending event has
-  // fired.
+  // Moves blocks whose events have all fired to the free sets. With `wait`,
+  // blocks until every pending event has fired: only where no stream can
+  // still run work that allocates (the pool's teardown, or with none
+  // pending).
   void ProcessEvents(bool wait) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Makes the free blocks of `stream` (null: of every stream) freed up to
   // `token` settled, merging them with settled neighbours.
@@ -313,8 +317,8 @@ class DeviceMemoryPool {
   PendingEvents<StreamPoint> settle_markers_ ABSL_GUARDED_BY(mutex_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mutex_);
   // Freed blocks some stream's use of which has no event yet
-  // (BlockState::kUntracked), tracked again at every sweep; those left are
-  // deleted with the pool.
+  // (BlockState::kUntracked), tracked again by RetrackUntracked; those left
+  // are deleted with the pool.
   std::vector<Block*> untracked_ ABSL_GUARDED_BY(mutex_);
   // Fired events kept for reuse: creating one is a driver call.
   std::vector<DriverEvent> spare_events_ ABSL_GUARDED_BY(mutex_);

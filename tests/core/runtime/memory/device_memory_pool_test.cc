@@ -372,10 +372,11 @@ TEST_P(DeviceMemoryPoolTest, UntrackableStreamUseRetiresTheBlock) {
   EXPECT_EQ(Current(pool_->stats().reserved_bytes), int64_t{kSmallSegmentSize});
 }
 
-TEST_P(DeviceMemoryPoolTest, AFailedRecordIsMadeGoodAtTheNextSweep) {
+TEST_P(DeviceMemoryPoolTest, AFailedRecordIsMadeGoodAtTheNextMiss) {
   // The first event_record fails (an injected fault): the block waits out of
-  // circulation until a later record on the stream has fired, and then is
-  // free again, so the pool gives all its memory back.
+  // circulation until a later record on the stream, made at the pool's next
+  // miss, has fired, and then is free again, so the pool gives all its memory
+  // back.
   DriverConfig config;
   config.device_count = 1;
   config.device_memory_bytes = kCapacity;
@@ -392,12 +393,20 @@ TEST_P(DeviceMemoryPoolTest, AFailedRecordIsMadeGoodAtTheNextSweep) {
     pool.RecordStream(*used, side->get());
     pool.Free(*used);  // the record fails
     EXPECT_EQ(Current(pool.stats().active), 1);
-    // This allocation's sweep records again (call 2 succeeds); the block is
-    // reused only once that record has fired.
-    absl::StatusOr<Block*> other = pool.Allocate(4096, NoReclaim);
-    ASSERT_TRUE(other.ok());
-    pool.Free(*other);
+    // A hit leaves it untracked.
+    absl::StatusOr<Block*> hit = pool.Allocate(4096, NoReclaim);
+    ASSERT_TRUE(hit.ok());
+    EXPECT_EQ(Current(pool.stats().active), 2);
+    // A miss (a large block: a new segment) records again (call 2
+    // succeeds); the block is free once that record has fired, as the next
+    // allocation finds.
+    absl::StatusOr<Block*> miss = pool.Allocate(4 * kMiB, NoReclaim);
+    ASSERT_TRUE(miss.ok());
     ASSERT_TRUE((*faulty)->StreamSynchronize(side->get()).ok());
+    absl::StatusOr<Block*> next = pool.Allocate(4096, NoReclaim);
+    ASSERT_TRUE(next.ok());
+    EXPECT_EQ(Current(pool.stats().active), 3);
+    for (Block* block : {*hit, *miss, *next}) pool.Free(block);
     ASSERT_TRUE(pool.EmptyCache().ok());
     const DeviceMemoryStats stats = pool.stats();
     EXPECT_EQ(Current(stats.active), 0);

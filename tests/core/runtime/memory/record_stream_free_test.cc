@@ -2,7 +2,8 @@
 // records an event on that stream. On an asynchronous driver a record onto a
 // full stream waits until the stream has made room; the pool must not hold
 // its lock meanwhile, since the work the stream runs to make room may
-// allocate from the pool (the fallback's kernels do).
+// allocate from the pool (the fallback's kernels do). The same holds for
+// the record made again after one failed.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +41,17 @@ struct AllocatingWork {
   }
 };
 
+// Waits up to 10 s for `done`; a deadlock cannot be undone, so on timeout
+// reports it and stops the test binary instead of hanging.
+void ExpectNoDeadlock(std::future<void>& done, const char* what) {
+  if (done.wait_for(std::chrono::seconds(10)) == std::future_status::ready) {
+    return;
+  }
+  ADD_FAILURE() << what;
+  std::fflush(nullptr);
+  std::_Exit(1);
+}
+
 TEST(RecordStreamFreeTest, AFreeWaitingForRoomOnAFullStreamHoldsNoLock) {
   // A stream of 4 items: a blocker, the allocating work, two more; a record
   // onto it waits until half of it (the blocker and the work) has run.
@@ -74,21 +86,71 @@ TEST(RecordStreamFreeTest, AFreeWaitingForRoomOnAFullStreamHoldsNoLock) {
                                          [&] { pool.Free(*block); });
     absl::SleepFor(absl::Milliseconds(100));
     busy.Release();
-    if (freed.wait_for(std::chrono::seconds(10)) !=
-        std::future_status::ready) {
-      // A deadlock cannot be undone: report it and stop, instead of hanging.
-      ADD_FAILURE() << "the free and the stream's work wait for each other: "
-                       "the pool held its lock while the event record "
-                       "waited for room on the stream";
-      std::fflush(nullptr);
-      std::_Exit(1);
-    }
+    ExpectNoDeadlock(freed,
+                     "the free and the stream's work wait for each other: "
+                     "the pool held its lock while the event record waited "
+                     "for room on the stream");
   }
   EXPECT_TRUE(work.done.HasBeenNotified());
   ASSERT_TRUE(driver->StreamSynchronize(full->get()).ok());
   // Once the record's event has fired, the block is free again.
   EXPECT_TRUE(pool.EmptyCache().ok());
   EXPECT_EQ(pool.stats().reserved_bytes[StatPool::kAll].current, 0);
+}
+
+TEST(RecordStreamFreeTest, ARecordMadeAgainAfterAFaultHoldsNoLock) {
+  // The free's record fails (an injected fault), so the block waits,
+  // untracked, for a record made again at the pool's next miss; that record
+  // goes onto a full stream whose queued work allocates.
+  std::unique_ptr<Driver> driver = ::openreg::testing::LoadTestDriver(
+      ::openreg::testing::kThreadedSimPath, kCapacity, 1,
+      "queue_depth=4,fault_points=event_record,fault_on_call=1");
+  ASSERT_NE(driver, nullptr);
+  MemoryHistory history;
+  DeviceMemoryPool pool(*driver, 0, AllocatorConfig(), history);
+  absl::StatusOr<DriverStream> full = driver->CreateStream(0, 0);
+  ASSERT_TRUE(full.ok());
+
+  absl::StatusOr<Block*> block = pool.Allocate(kSize, NoReclaim);
+  ASSERT_TRUE(block.ok());
+  pool.RecordStream(*block, full->get());
+  pool.Free(*block);  // the record fails
+  ASSERT_EQ(pool.stats().active[StatPool::kAll].current, 1);
+
+  AllocatingWork work{&pool};
+  absl::StatusOr<Block*> large;
+  {
+    ::openreg::testing::StreamBlocker busy(*driver, full->get());
+    ASSERT_TRUE(driver->LaunchHostFunc(full->get(), &AllocatingWork::Run,
+                                       &work)
+                    .ok());
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(driver
+                      ->LaunchHostFunc(
+                          full->get(), [](void*) { return OPENREG_SUCCESS; },
+                          nullptr)
+                      .ok());
+    }
+    // A large request misses, so the pool records again: onto the full
+    // stream, where it waits for room.
+    std::future<void> allocated = std::async(std::launch::async, [&] {
+      large = pool.Allocate(size_t{4} << 20, NoReclaim);
+    });
+    absl::SleepFor(absl::Milliseconds(100));
+    busy.Release();
+    ExpectNoDeadlock(allocated,
+                     "the allocation and the stream's work wait for each "
+                     "other: the pool held its lock while the record made "
+                     "again waited for room on the stream");
+  }
+  ASSERT_TRUE(large.ok()) << large.status();
+  EXPECT_TRUE(work.done.HasBeenNotified());
+  pool.Free(*large);
+  // Once the record made again has fired, the block is free again.
+  EXPECT_TRUE(pool.EmptyCache().ok());
+  const DeviceMemoryStats stats = pool.stats();
+  EXPECT_EQ(stats.active[StatPool::kAll].current, 0);
+  EXPECT_EQ(stats.reserved_bytes[StatPool::kAll].current, 0);
 }
 
 }  // namespace
