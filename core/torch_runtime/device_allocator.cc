@@ -68,14 +68,19 @@ c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
   // During capture the graph's private pool serves the capturing stream.
   const std::optional<PrivatePoolId> pool = CapturePoolOf(device);
   // Inside work, the allocation happens where the stream's execution is,
-  // behind the host: it takes settled memory (Note [Stream-ordered reuse]).
+  // behind the host: it takes settled memory and what its stream freed
+  // before the work (Note [Stream-ordered reuse], Note [Reuse inside work]).
+  const bool inside_work = InsideEnqueuedWork();
   const openreg_stream stream =
-      InsideEnqueuedWork() ? nullptr : CurrentDriverStream(device);
+      inside_work ? nullptr : CurrentDriverStream(device);
+  const StreamPoint point =
+      inside_work ? RunningWorkPoint(device) : StreamPoint();
   Block* block = ValueOrThrow(
       pool.has_value()
           ? runtime.device_memory().AllocateFromPrivatePool(device, *pool, size,
                                                             reclaim)
-          : runtime.device_memory().Allocate(device, size, reclaim, stream));
+          : runtime.device_memory().Allocate(device, size, reclaim, stream,
+                                             point));
   return c10::DataPtr(block->ptr, block, &FreeDeviceBlock,
                       OpenRegDevice(device));
 }

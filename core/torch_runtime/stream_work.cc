@@ -124,6 +124,8 @@ struct ThreadWorkState {
   // How many pieces of work the driver ran on this thread: a launch that
   // changes it ran its work inline.
   uint64_t work_run = 0;
+  // The record of the innermost work this thread runs, if any.
+  const WorkRecord* running = nullptr;
   // The record of the innermost launch this thread is inside, if any. Work
   // the driver runs while it is the one launching runs inline; work it runs
   // outside any launch runs on a thread of the driver's own.
@@ -174,7 +176,9 @@ openreg_status RunPendingWork(void* user_data) {
   // Work may nest on a synchronous driver: restore, do not clear.
   ThreadWorkState& this_thread = ThisThreadsWork();
   const bool was_inside = this_thread.inside_enqueued_work;
+  const WorkRecord* const outer_work = this_thread.running;
   this_thread.inside_enqueued_work = true;
+  this_thread.running = pending;
   ++this_thread.work_run;
   const bool on_driver_thread =
       this_thread.launching == nullptr && !was_inside;
@@ -207,6 +211,7 @@ openreg_status RunPendingWork(void* user_data) {
     status = OPENREG_ERROR_LAUNCH_FAILURE;
   }
   this_thread.inside_enqueued_work = was_inside;
+  this_thread.running = outer_work;
   // Failed kernels too: they may have started OpenMP workers all the same.
   NoteWorkOnThisThread(device);
   pending->ran.store(true, std::memory_order_release);
@@ -284,8 +289,11 @@ void ThrowIfFailed(const absl::Status& status, c10::DeviceIndex device,
 void Launch(std::unique_ptr<WorkRecord> record) {
   const c10::DeviceIndex device = record->device;
   const openreg_stream stream = record->stream;
-  const Runtime& runtime = RuntimeForDevice(device);
+  Runtime& runtime = RuntimeForDevice(device);
   const Driver& driver = runtime.driver();
+  // Read before the launch: the frees it counts come before the work.
+  record->frees_before_launch =
+      runtime.device_memory().pool(device).SettleToken();
   // The driver's run and this thread share the record from here on.
   WorkRecord* pending = record.release();
   InFlight().Launched(device);
@@ -528,5 +536,11 @@ void WaitForEnqueuedWork(c10::DeviceIndex device) {
 }
 
 bool InsideEnqueuedWork() { return ThisThreadsWork().inside_enqueued_work; }
+
+StreamPoint RunningWorkPoint(c10::DeviceIndex device) {
+  const WorkRecord* running = ThisThreadsWork().running;
+  if (running == nullptr || running->device != device) return {};
+  return {running->stream, running->frees_before_launch};
+}
 
 }  // namespace openreg

@@ -50,6 +50,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
+#include "core/runtime/memory/stream_point.h"
 #include "core/torch_runtime/torch_stream.h"
 #include "core/torch_runtime/work_record.h"
 #include "driver_abi/openreg_driver.h"
@@ -175,6 +176,11 @@ void WaitForEnqueuedWork(c10::DeviceIndex device);
 
 // Whether the calling thread is running enqueued work.
 bool InsideEnqueuedWork();
+
+// Where the work the calling thread runs stands in its stream's order, if it
+// is work of `device` (Note [Reuse inside work] in
+// core/runtime/memory/device_memory_pool.h); otherwise no point.
+StreamPoint RunningWorkPoint(c10::DeviceIndex device);
 
 }  // namespace openreg
 

@@ -52,6 +52,12 @@ class WorkRecord {
   // release and loaded with acquire: a sequentially consistent store is a
   // locked instruction on every op.
   std::atomic<bool> ran{false};
+  // The device pool's SettleToken() read before the launch: where the work
+  // stands among the stream's frees (Note [Reuse inside work] in
+  // core/runtime/memory/device_memory_pool.h). A record a graph keeps is
+  // never launched itself: it runs inside a replay's work, whose count
+  // applies.
+  uint64_t frees_before_launch = 0;
   // The launching thread and the driver's run each own the record; the last
   // one to let go destroys it on a user thread.
   std::atomic<int> owners{2};

@@ -21,8 +21,8 @@ CachingDeviceAllocator::CachingDeviceAllocator(const Driver& driver,
 
 absl::StatusOr<Block*> CachingDeviceAllocator::Allocate(
     int32_t device, size_t size, absl::FunctionRef<void()> reclaim,
-    openreg_stream stream) {
-  return pools_[device]->Allocate(size, reclaim, stream);
+    openreg_stream stream, const StreamPoint& inside_work) {
+  return pools_[device]->Allocate(size, reclaim, stream, inside_work);
 }
 
 absl::StatusOr<Block*> CachingDeviceAllocator::AllocateFromPrivatePool(

@@ -41,11 +41,12 @@ class CachingDeviceAllocator {
                          const AllocatorConfig& config);
 
   // A block of `size` bytes on `device` (which the caller has validated);
-  // see DeviceMemoryPool::Allocate for `reclaim`, `stream` and the
-  // out-of-memory error.
+  // see DeviceMemoryPool::Allocate for `reclaim`, `stream`, `inside_work`
+  // and the out-of-memory error.
   absl::StatusOr<Block*> Allocate(int32_t device, size_t size,
                                   absl::FunctionRef<void()> reclaim,
-                                  openreg_stream stream = nullptr);
+                                  openreg_stream stream = nullptr,
+                                  const StreamPoint& inside_work = {});
   // The same from the private pool `pool` of `device`, which must be in use
   // (UsePrivatePool). Graphs own what they use, so there is no stream.
   absl::StatusOr<Block*> AllocateFromPrivatePool(

@@ -31,7 +31,7 @@ DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
 DeviceMemoryPool::~DeviceMemoryPool() {
   absl::MutexLock lock(&mutex_);
   // The runtime is shutting down: nothing runs on the device any more.
-  SettleLocked(/*stream=*/nullptr, ordered_frees_);
+  SettleLocked(/*stream=*/nullptr, ordered_frees_.load());
   ProcessEvents(/*wait=*/true);
   MergeUnmerged();
   ReleaseFreeSegments(/*context=*/nullptr)
@@ -64,7 +64,7 @@ void DeviceMemoryPool::RecycleBlock(Block* block) {
 
 absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
     size_t requested, absl::FunctionRef<void()> reclaim,
-    openreg_stream stream) {
+    openreg_stream stream, const StreamPoint& inside_work) {
   const size_t size = RoundedBlockSize(requested);
   // Gathered before locking: it may take the GIL (Note [Memory history]).
   HistoryContext gathered;
@@ -84,11 +84,11 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
     bool untracked = false;
     {
       absl::MutexLock lock(&mutex_);
-      if (Block* cached = TakeCached(size, stream)) {
+      if (Block* cached = TakeCached(size, stream, inside_work)) {
         return HandOut(cached, size, requested, stream, context);
       }
       if (SweepSettleMarkers()) {
-        if (Block* cached = TakeCachedBlock(size, stream)) {
+        if (Block* cached = TakeCachedBlock(size, stream, inside_work)) {
           settled = HandOut(cached, size, requested, stream, context);
         }
       }
@@ -104,7 +104,7 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
   {
     absl::MutexLock lock(&mutex_);
     absl::StatusOr<Block*> block =
-        FindOrAllocate(size, stream, context, released_cache);
+        FindOrAllocate(size, stream, inside_work, context, released_cache);
     if (block.ok()) return HandOut(*block, size, requested, stream, context);
     if (block.status().code() != absl::StatusCode::kResourceExhausted) {
       return block.status();
@@ -122,7 +122,7 @@ absl::StatusOr<Block*> DeviceMemoryPool::Allocate(
   absl::MutexLock lock(&mutex_);
   ++stats_.num_sync_all_streams;
   absl::StatusOr<Block*> block =
-      FindOrAllocate(size, stream, context, released_cache);
+      FindOrAllocate(size, stream, inside_work, context, released_cache);
   if (block.ok()) return HandOut(*block, size, requested, stream, context);
   if (block.status().code() != absl::StatusCode::kResourceExhausted) {
     return block.status();
@@ -167,13 +167,18 @@ Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
   return block;
 }
 
-Block* DeviceMemoryPool::TakeCached(size_t size, openreg_stream stream) {
+Block* DeviceMemoryPool::TakeCached(size_t size, openreg_stream stream,
+                                    const StreamPoint& inside_work) {
   ProcessEvents(/*wait=*/false);
-  if (Block* reused = TakeUnmerged(size, stream)) return reused;
-  if (Block* cached = TakeCachedBlock(size, stream)) return cached;
+  if (Block* reused = TakeUnmerged(size, stream, inside_work)) return reused;
+  if (Block* cached = TakeCachedBlock(size, stream, inside_work)) {
+    return cached;
+  }
   if (unmerged_count_ > 0) {
     MergeUnmerged();
-    if (Block* cached = TakeCachedBlock(size, stream)) return cached;
+    if (Block* cached = TakeCachedBlock(size, stream, inside_work)) {
+      return cached;
+    }
   }
   return nullptr;
 }
@@ -216,7 +221,9 @@ DeviceMemoryPool::NewSettleMarkers() {
       }
       absl::StatusOr<DriverEvent> event = TakeEvent();
       if (!event.ok()) continue;  // the slow path then takes a new segment
-      markers.push_back({*std::move(event), {key.stream, ordered_frees_}});
+      markers.push_back({*std::move(event),
+                         {key.stream, ordered_frees_.load(
+                                          std::memory_order_relaxed)}});
     }
   }
   return markers;
@@ -241,9 +248,9 @@ void DeviceMemoryPool::RecordSettleMarkers(
 }
 
 absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
-    size_t size, openreg_stream stream, const HistoryContext* context,
-    bool& released_cache) {
-  if (Block* cached = TakeCached(size, stream)) return cached;
+    size_t size, openreg_stream stream, const StreamPoint& inside_work,
+    const HistoryContext* context, bool& released_cache) {
+  if (Block* cached = TakeCached(size, stream, inside_work)) return cached;
   const bool small = IsSmallBlockSize(size);
   const size_t segment_size = SegmentSizeFor(size);
   absl::StatusOr<Block*> block = AllocateSegment(segment_size, small, context);
@@ -259,20 +266,31 @@ absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
   return AllocateSegment(segment_size, small, context);
 }
 
-Block* DeviceMemoryPool::TakeCachedBlock(size_t size, openreg_stream stream) {
+Block* DeviceMemoryPool::TakeCachedBlock(size_t size, openreg_stream stream,
+                                         const StreamPoint& inside_work) {
   if (stream != nullptr) {
     if (Block* own = TakeCachedBlockOf(size, stream)) return own;
   }
-  return TakeCachedBlockOf(size, /*stream=*/nullptr);
+  if (Block* settled = TakeCachedBlockOf(size, /*stream=*/nullptr)) {
+    return settled;
+  }
+  // Last, since it may look at many of the stream's blocks: a merged block
+  // bears the latest stamp of its parts.
+  if (inside_work.stream == nullptr) return nullptr;
+  return TakeCachedBlockOf(size, inside_work.stream, inside_work.token);
 }
 
-Block* DeviceMemoryPool::TakeCachedBlockOf(size_t size,
-                                           openreg_stream stream) {
+Block* DeviceMemoryPool::TakeCachedBlockOf(size_t size, openreg_stream stream,
+                                           uint64_t token) {
   FreeSet& free_set = FreeSetFor(IsSmallBlockSize(size));
   Block key;
   key.stream = stream;
   key.size = size;
   auto it = free_set.lower_bound(&key);
+  while (it != free_set.end() && (*it)->stream == stream &&
+         (*it)->free_stamp > token) {
+    ++it;
+  }
   if (it == free_set.end() || (*it)->stream != stream) return nullptr;
   Block* block = *it;
   if (config_.has_max_split_size()) {
@@ -366,15 +384,20 @@ void DeviceMemoryPool::KeepUnmerged(Block* block) {
   }
 }
 
-Block* DeviceMemoryPool::TakeUnmerged(size_t size, openreg_stream stream) {
+Block* DeviceMemoryPool::TakeUnmerged(size_t size, openreg_stream stream,
+                                      const StreamPoint& inside_work) {
   if (!IsSmallBlockSize(size)) return nullptr;
   // A program on one stream finds its block at the head; the bound keeps a
   // list of other streams' blocks from costing a walk.
   constexpr int kLookedAt = 4;
   Block** link = &unmerged_[size / kMinBlockSize - 1];
   for (int looked = 0; *link != nullptr && looked < kLookedAt; ++looked) {
-    const openreg_stream owner = (*link)->stream;
-    if (owner == nullptr || owner == stream) return UnlinkUnmerged(*link);
+    const Block& block = **link;
+    if (block.stream == nullptr || block.stream == stream ||
+        (block.stream == inside_work.stream &&
+         block.free_stamp <= inside_work.token)) {
+      return UnlinkUnmerged(*link);
+    }
     link = &(*link)->next_unmerged;
   }
   return nullptr;
@@ -504,7 +527,11 @@ bool DeviceMemoryPool::FreeLocked(Block* block,
   block->requested = 0;
   // Stamped when freed, not when its events let it go: a settle covers the
   // frees made before its token.
-  if (block->stream != nullptr) block->free_stamp = ++ordered_frees_;
+  if (block->stream != nullptr) {
+    // Released: a point taken after this store is after the free.
+    block->free_stamp = ordered_frees_.load(std::memory_order_relaxed) + 1;
+    ordered_frees_.store(block->free_stamp, std::memory_order_release);
+  }
   if (block->stream_uses.empty()) {
     ReturnToFreeSet(block);
     return false;
@@ -675,8 +702,7 @@ absl::Status DeviceMemoryPool::EmptyCache() {
 }
 
 uint64_t DeviceMemoryPool::SettleToken() const {
-  absl::MutexLock lock(&mutex_);
-  return ordered_frees_;
+  return ordered_frees_.load(std::memory_order_acquire);
 }
 
 void DeviceMemoryPool::Settle(openreg_stream stream, uint64_t token) {

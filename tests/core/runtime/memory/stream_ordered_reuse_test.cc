@@ -1,10 +1,13 @@
 // Note [Stream-ordered reuse] (device_memory_pool.h), on both shipped
 // drivers: a block freed on a stream serves that stream's next allocation at
 // once, serves no other stream and no allocation made inside work until the
-// stream has caught up, and EmptyCache and the out-of-memory path catch the
+// stream has caught up, but work enqueued on that stream after the free,
+// and EmptyCache and the out-of-memory path catch the
 // streams up themselves.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/runtime/memory/device_memory_pool.h"
 #include "core/runtime/memory/size_classes.h"
@@ -50,6 +53,33 @@ class StreamOrderedReuseTest : public ::testing::TestWithParam<std::string> {
     return address;
   }
 
+  // Takes, from inside work, the settled rest of the segment that a block of
+  // `size` was just split from, so that work finds no settled memory left.
+  std::vector<Block*> TakeTheRestOfTheSegment(size_t size) {
+    std::vector<Block*> taken;
+    size_t left = SegmentSizeFor(size) - size;
+    while (left > 0) {
+      const size_t chunk = IsSmallBlockSize(size)
+                               ? std::min(left, kSmallRequestLimit)
+                               : left;
+      absl::StatusOr<Block*> block = pool_->Allocate(chunk, NoReclaim);
+      EXPECT_TRUE(block.ok()) << block.status();
+      if (!block.ok()) break;
+      taken.push_back(*block);
+      left -= chunk;
+    }
+    return taken;
+  }
+
+  // A blocker holding `stream` on an asynchronous driver; null on a
+  // synchronous one, which runs the blocker on the launching thread.
+  std::unique_ptr<::openreg::testing::StreamBlocker> HoldIfAsynchronous(
+      openreg_stream stream) {
+    if (!IsAsynchronous()) return nullptr;
+    return std::make_unique<::openreg::testing::StreamBlocker>(*driver_,
+                                                               stream);
+  }
+
   bool IsAsynchronous() const {
     return GetParam() == ::openreg::testing::kThreadedSimPath;
   }
@@ -66,38 +96,77 @@ TEST_P(StreamOrderedReuseTest, AFreedBlockServesItsStreamAtOnce) {
     SCOPED_TRACE(size);
     // Even while the stream has not reached the work that used the block:
     // whatever the stream runs next comes after that work.
-    std::unique_ptr<::openreg::testing::StreamBlocker> busy;
-    if (IsAsynchronous()) {
-      busy = std::make_unique<::openreg::testing::StreamBlocker>(*driver_,
-                                                                 a_.get());
-    }
+    std::unique_ptr<::openreg::testing::StreamBlocker> busy =
+        HoldIfAsynchronous(a_.get());
     void* first = AllocateAndFree(size, a_.get());
     EXPECT_EQ(AllocateAndFree(size, a_.get()), first);
     EXPECT_EQ(AllocateAndFree(size, a_.get()), first);
   }
 }
 
-TEST_P(StreamOrderedReuseTest, NoOtherStreamNorWorkTakesItBeforeItSettles) {
+TEST_P(StreamOrderedReuseTest, NoOtherStreamNorEarlierWorkTakesItBeforeItSettles) {
   // Only a stream that can lag behind its host: a synchronous driver's
   // stream has run everything by the time of the free, and a settle marker
-  // says so (the next test).
+  // says so (AStreamThatCaughtUpSettlesWithoutASynchronization).
   if (!IsAsynchronous()) GTEST_SKIP() << "a synchronous stream never lags";
-  for (size_t size : {kSmall, kLarge}) {
+  // A large size with a segment of its own: four more would not fit the
+  // device beside four large shared segments.
+  for (size_t size : {kSmall, kLargeSegmentThreshold + 2 * kMiB}) {
     SCOPED_TRACE(size);
     ::openreg::testing::StreamBlocker busy(*driver_, a_.get());
     absl::StatusOr<Block*> held = pool_->Allocate(size, NoReclaim, a_.get());
     ASSERT_TRUE(held.ok());
     void* const address = (*held)->ptr;
     EXPECT_EQ((*held)->stream, a_.get());
+    const StreamPoint before_free{a_.get(), pool_->SettleToken()};
     pool_->Free(*held);
-    absl::StatusOr<Block*> on_b = pool_->Allocate(size, NoReclaim, b_.get());
-    absl::StatusOr<Block*> in_work = pool_->Allocate(size, NoReclaim);
-    ASSERT_TRUE(on_b.ok() && in_work.ok());
-    EXPECT_NE((*on_b)->ptr, address);
-    EXPECT_NE((*in_work)->ptr, address);
+    // Each request below takes a new segment, whose rest is then taken too,
+    // so that none finds settled memory.
+    std::vector<Block*> taken = TakeTheRestOfTheSegment(size);
+    const auto take_new_memory = [&](absl::StatusOr<Block*> block) {
+      ASSERT_TRUE(block.ok()) << block.status();
+      EXPECT_NE((*block)->ptr, address);
+      taken.push_back(*block);
+      for (Block* rest : TakeTheRestOfTheSegment(size)) taken.push_back(rest);
+    };
+    take_new_memory(pool_->Allocate(size, NoReclaim, b_.get()));
+    // Work anywhere, work on a_ enqueued before the free, work on b_.
+    for (const StreamPoint& point :
+         {StreamPoint(), before_free,
+          StreamPoint{b_.get(), pool_->SettleToken()}}) {
+      take_new_memory(
+          pool_->Allocate(size, NoReclaim, /*stream=*/nullptr, point));
+      EXPECT_EQ(taken.back()->stream, nullptr);
+    }
+    for (Block* block : taken) pool_->Free(block);
+  }
+}
+
+TEST_P(StreamOrderedReuseTest, WorkTakesItsStreamsBlocksFreedBeforeIt) {
+  // Note [Reuse inside work]: work enqueued on a_ after a free on a_ runs
+  // after every use of the block on a_, so it may take the block while a_
+  // still lags, instead of new memory. (On a synchronous driver, the settle
+  // marker a miss would record has the same effect.)
+  for (size_t size : {kSmall, kLarge}) {
+    SCOPED_TRACE(size);
+    std::unique_ptr<::openreg::testing::StreamBlocker> busy =
+        HoldIfAsynchronous(a_.get());
+    absl::StatusOr<Block*> held = pool_->Allocate(size, NoReclaim, a_.get());
+    ASSERT_TRUE(held.ok());
+    void* const address = (*held)->ptr;
+    pool_->Free(*held);
+    const StreamPoint after_free{a_.get(), pool_->SettleToken()};
+    const int64_t segments = pool_->stats().num_device_alloc;
+    std::vector<Block*> rest = TakeTheRestOfTheSegment(size);
+    absl::StatusOr<Block*> in_work =
+        pool_->Allocate(size, NoReclaim, /*stream=*/nullptr, after_free);
+    ASSERT_TRUE(in_work.ok());
+    EXPECT_EQ((*in_work)->ptr, address);
+    EXPECT_EQ(pool_->stats().num_device_alloc, segments);
+    // The work owns it while it runs, and frees it once done: settled.
     EXPECT_EQ((*in_work)->stream, nullptr);
-    pool_->Free(*on_b);
     pool_->Free(*in_work);
+    for (Block* block : rest) pool_->Free(block);
   }
 }
 
