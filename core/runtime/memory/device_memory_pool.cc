@@ -688,15 +688,8 @@ absl::Status DeviceMemoryPool::EmptyCache() {
       return ReleaseFreeSegments(context);
     }
   }
-  const uint64_t token = SettleToken();
-  // A failed stream runs nothing more either: its blocks are as free.
-  driver_.DeviceSynchronize(device_).IgnoreError();
+  SynchronizeAndSettle();
   absl::MutexLock lock(&mutex_);
-  // Every event recorded before the wait has fired; the blocks they return
-  // were freed before the token, so they settle with the rest. One recorded
-  // since may wait for work that allocates: not waited for under the lock.
-  ProcessEvents(/*wait=*/false);
-  SettleLocked(/*stream=*/nullptr, token);
   MergeUnmerged();
   return ReleaseFreeSegments(context);
 }
@@ -768,6 +761,10 @@ void DeviceMemoryPool::SynchronizeAndSettle() {
   // A failed stream runs nothing more either: its blocks are as free.
   driver_.DeviceSynchronize(device_).IgnoreError();
   absl::MutexLock lock(&mutex_);
+  // Every event recorded before the wait has fired; the blocks they return
+  // were freed before the token, so they settle with the rest. One recorded
+  // since may wait for work that allocates: not waited for under the lock.
+  ProcessEvents(/*wait=*/false);
   SettleLocked(/*stream=*/nullptr, token);
 }
 

@@ -303,7 +303,9 @@ class DeviceMemoryPool {
   // Whether a free block waits for its stream to catch up.
   bool HasUnsettledFreeBlocks() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Synchronizes the device (without the lock: it waits for work that may
-  // allocate) and settles every block freed before; for callers on the host.
+  // allocate), returns the blocks whose events have fired and settles every
+  // block freed before; for callers on the host (the out-of-memory path,
+  // EmptyCache).
   void SynchronizeAndSettle() ABSL_LOCKS_EXCLUDED(mutex_);
   // Returns whole settled free segments to the driver.
   absl::Status ReleaseFreeSegments(const HistoryContext* context)

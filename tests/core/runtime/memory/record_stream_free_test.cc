@@ -41,6 +41,20 @@ struct AllocatingWork {
   }
 };
 
+// Fills a stream of depth 4 that a blocker holds: `work`, which allocates,
+// then two more items, so that a record onto it waits until the blocker and
+// `work` have run.
+void QueueBehindTheBlocker(const Driver& driver, openreg_stream stream,
+                           AllocatingWork& work) {
+  ASSERT_TRUE(driver.LaunchHostFunc(stream, &AllocatingWork::Run, &work).ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(driver
+                    .LaunchHostFunc(
+                        stream, [](void*) { return OPENREG_SUCCESS; }, nullptr)
+                    .ok());
+  }
+}
+
 // Waits up to 10 s for `done`; a deadlock cannot be undone, so on timeout
 // reports it and stops the test binary instead of hanging.
 void ExpectNoDeadlock(std::future<void>& done, const char* what) {
@@ -71,16 +85,8 @@ TEST(RecordStreamFreeTest, AFreeWaitingForRoomOnAFullStreamHoldsNoLock) {
   AllocatingWork work{&pool};
   {
     ::openreg::testing::StreamBlocker busy(*driver, full->get());
-    ASSERT_TRUE(driver->LaunchHostFunc(full->get(), &AllocatingWork::Run,
-                                       &work)
-                    .ok());
-    for (int i = 0; i < 2; ++i) {
-      ASSERT_TRUE(driver
-                      ->LaunchHostFunc(
-                          full->get(), [](void*) { return OPENREG_SUCCESS; },
-                          nullptr)
-                      .ok());
-    }
+    QueueBehindTheBlocker(*driver, full->get(), work);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
     // The free's record waits for room; give it time to start waiting.
     std::future<void> freed = std::async(std::launch::async,
                                          [&] { pool.Free(*block); });
@@ -121,16 +127,8 @@ TEST(RecordStreamFreeTest, ARecordMadeAgainAfterAFaultHoldsNoLock) {
   absl::StatusOr<Block*> large;
   {
     ::openreg::testing::StreamBlocker busy(*driver, full->get());
-    ASSERT_TRUE(driver->LaunchHostFunc(full->get(), &AllocatingWork::Run,
-                                       &work)
-                    .ok());
-    for (int i = 0; i < 2; ++i) {
-      ASSERT_TRUE(driver
-                      ->LaunchHostFunc(
-                          full->get(), [](void*) { return OPENREG_SUCCESS; },
-                          nullptr)
-                      .ok());
-    }
+    QueueBehindTheBlocker(*driver, full->get(), work);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
     // A large request misses, so the pool records again: onto the full
     // stream, where it waits for room.
     std::future<void> allocated = std::async(std::launch::async, [&] {
