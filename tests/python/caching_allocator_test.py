@@ -76,10 +76,11 @@ def test_statistics_follow_a_scripted_sequence_exactly():
     expect("large", **large)
     expect("views", **large)  # views allocate nothing
     expect("del_base_with_views_alive", **large)  # views keep the storage
-    # The freed small block stays whole for reuse (Note [Reuse before merge]):
-    # with the small segment's tail, 2 MiB of inactive split blocks.
+    # The freed small block stays whole for reuse (Note [Reuse before merge]),
+    # but counts as merged with the small segment's tail (Note [Free memory
+    # counted as merged]): a wholly free segment, not an inactive split block.
     expect("del_views", allocated_bytes__all__current=3 * MiB, requested_bytes__all__current=3 * MiB,
-           reserved_bytes__all__current=22 * MiB, inactive_split_bytes__all__current=2 * MiB + large_tail,
+           reserved_bytes__all__current=22 * MiB, inactive_split_bytes__all__current=large_tail,
            allocated_bytes__all__peak=1024 + 3 * MiB, num_device_free=0)
     expect("reset_peak", allocated_bytes__all__peak=3 * MiB)
     expect("del_large", allocated_bytes__all__current=0, reserved_bytes__all__current=22 * MiB,

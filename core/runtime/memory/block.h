@@ -20,6 +20,16 @@ namespace openreg {
 
 class DeviceMemoryPool;
 
+// How much of one segment is free, whether its free blocks are merged or
+// not: what statistics read (Note [Free memory counted as merged]).
+struct SegmentUse {
+  size_t size = 0;        // the segment's bytes
+  size_t free_bytes = 0;  // in its free blocks
+  int64_t free_runs = 0;  // runs of adjacent free blocks
+
+  bool wholly_free() const { return free_bytes == size; }
+};
+
 enum class BlockState {
   kAllocated,       // handed out
   kAwaitingEvents,  // freed; streams it was recorded on have not caught up
@@ -40,6 +50,7 @@ struct Block {
   BlockState state = BlockState::kFree;
   Block* prev = nullptr;  // neighbours in the same segment
   Block* next = nullptr;
+  SegmentUse* segment = nullptr;  // the pool's record of that segment
   // The stream whose order makes reuse safe (Note [Stream-ordered reuse]):
   // set while a block is allocated from the host on that stream, and kept
   // once it is freed until that stream is known to have run everything
@@ -58,6 +69,10 @@ struct Block {
 
   // Part of a segment that holds other blocks too.
   bool is_split() const { return prev != nullptr || next != nullptr; }
+  // Free memory, merged with its free neighbours or not.
+  bool is_free() const {
+    return state == BlockState::kFree || state == BlockState::kFreeUnmerged;
+  }
   char* begin() const { return static_cast<char*>(ptr); }
 };
 

@@ -148,11 +148,12 @@ void DeviceMemoryPool::RecordHistory(TraceAction action, const void* address,
 Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
                                  openreg_stream stream,
                                  const HistoryContext* context) {
+  CountFree(*block, /*freed=*/false);
+  block->state = BlockState::kAllocated;
   // The rest of a split keeps the stream the block was free on.
   MaybeSplit(block, size);
   block->stream = stream;
   allocated_.emplace(block->ptr, block);
-  block->state = BlockState::kAllocated;
   block->requested = requested;
   if (context != nullptr) {
     block->history = *context;
@@ -170,7 +171,27 @@ Block* DeviceMemoryPool::HandOut(Block* block, size_t size, size_t requested,
 Block* DeviceMemoryPool::TakeCached(size_t size, openreg_stream stream,
                                     const StreamPoint& inside_work) {
   ProcessEvents(/*wait=*/false);
-  if (Block* reused = TakeUnmerged(size, stream, inside_work)) return reused;
+  if (stream != nullptr) {
+    // The host takes its stream's memory wherever it is, before settled
+    // memory, all that work can take but for its stream's blocks freed
+    // before it. Its stream's blocks may hide on the lists: merged before
+    // settled memory is taken.
+    if (Block* own = TakeUnmergedOf(size, stream)) return own;
+    if (Block* own = TakeCachedBlockOf(size, stream)) return own;
+    if (unsettled_unmerged_ > 0) {
+      MergeUnmerged();
+      if (Block* own = TakeCachedBlockOf(size, stream)) return own;
+    }
+  }
+  if (Block* settled = TakeUnmergedOf(size, /*stream=*/nullptr)) {
+    return settled;
+  }
+  if (inside_work.stream != nullptr) {
+    if (Block* before = TakeUnmergedOf(size, inside_work.stream,
+                                       inside_work.token)) {
+      return before;
+    }
+  }
   if (Block* cached = TakeCachedBlock(size, stream, inside_work)) {
     return cached;
   }
@@ -252,6 +273,9 @@ absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
     const HistoryContext* context, bool& released_cache) {
   if (Block* cached = TakeCached(size, stream, inside_work)) return cached;
   const bool small = IsSmallBlockSize(size);
+  if (stream != nullptr && AdoptSettledNeighbours(stream, small)) {
+    if (Block* own = TakeCachedBlockOf(size, stream)) return own;
+  }
   const size_t segment_size = SegmentSizeFor(size);
   absl::StatusOr<Block*> block = AllocateSegment(segment_size, small, context);
   if (block.ok() || !config_.release_on_oom ||
@@ -264,6 +288,42 @@ absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
   absl::Status released = ReleaseFreeSegments(context);
   if (!released.ok()) return released;
   return AllocateSegment(segment_size, small, context);
+}
+
+bool DeviceMemoryPool::AdoptSettledNeighbours(openreg_stream stream,
+                                              bool small) {
+  FreeSet& free_set = FreeSetFor(small);
+  Block key;
+  key.stream = stream;
+  key.size = 0;
+  std::vector<Block*> own;
+  for (auto it = free_set.lower_bound(&key);
+       it != free_set.end() && (*it)->stream == stream; ++it) {
+    own.push_back(*it);
+  }
+  const auto free_on = [](const Block* neighbour, openreg_stream on) {
+    return neighbour != nullptr && neighbour->state == BlockState::kFree &&
+           neighbour->stream == on;
+  };
+  bool adopted = false;
+  for (Block* block : own) {
+    for (Block* neighbour : {block->prev, block->next}) {
+      if (!free_on(neighbour, nullptr)) continue;
+      EraseFree(neighbour);
+      neighbour->stream = stream;
+      neighbour->free_stamp = block->free_stamp;
+      InsertFree(neighbour);
+      adopted = true;
+    }
+    // Blocks of one stream that touch were merged already, so a merge here
+    // absorbs an adopted neighbour, or `block` itself into the run an
+    // earlier one made: every block of `own` is still there at its turn.
+    if (free_on(block->prev, stream) || free_on(block->next, stream)) {
+      EraseFree(block);
+      MergeIntoFreeSet(block);
+    }
+  }
+  return adopted;
 }
 
 Block* DeviceMemoryPool::TakeCachedBlock(size_t size, openreg_stream stream,
@@ -313,11 +373,16 @@ absl::StatusOr<Block*> DeviceMemoryPool::AllocateSegment(
   stats_.segment.Increase(small, 1);
   stats_.reserved_bytes.Increase(small, segment_size);
   if (IsOversize(segment_size)) stats_.oversize_segments.Increase(1);
+  auto owned = std::make_unique<Segment>();
+  Segment& segment = *owned;
+  segments_.emplace(reinterpret_cast<uintptr_t>(*ptr), std::move(owned));
+  // Whole and free until HandOut takes it.
+  segment.use = SegmentUse{segment_size, segment_size, /*free_runs=*/1};
   Block* block = NewBlock();
   block->ptr = *ptr;
   block->size = segment_size;
   block->small = small;
-  Segment& segment = segments_[reinterpret_cast<uintptr_t>(*ptr)];
+  block->segment = &segment.use;
   segment.first = block;
   if (context != nullptr) {
     segment.history = *context;
@@ -340,21 +405,19 @@ void DeviceMemoryPool::MaybeSplit(Block* block, size_t size) {
   // split or not: work queued on it may still use the rest.
   rest->stream = block->stream;
   rest->free_stamp = block->free_stamp;
+  rest->segment = block->segment;
   rest->prev = block;
   rest->next = block->next;
   if (block->next != nullptr) block->next->prev = rest;
   block->next = rest;
   block->size = size;
+  CountFree(*rest, /*freed=*/true);
   InsertFree(rest);
 }
 
 void DeviceMemoryPool::InsertFree(Block* block) {
   block->state = BlockState::kFree;
   FreeSetFor(block->small).insert(block);
-  if (block->is_split()) {
-    stats_.inactive_split.Increase(block->small, 1);
-    stats_.inactive_split_bytes.Increase(block->small, block->size);
-  }
 }
 
 void DeviceMemoryPool::EraseFree(Block* block) {
@@ -365,37 +428,33 @@ void DeviceMemoryPool::EraseFree(Block* block) {
 void DeviceMemoryPool::EraseFree(Block* block, FreeSet::iterator position) {
   // Erasing by iterator: erasing by key would search twice (equal_range).
   FreeSetFor(block->small).erase(position);
-  if (block->is_split()) {
-    stats_.inactive_split.Decrease(block->small, 1);
-    stats_.inactive_split_bytes.Decrease(block->small, block->size);
-  }
 }
 
 void DeviceMemoryPool::KeepUnmerged(Block* block) {
   block->state = BlockState::kFreeUnmerged;
-  Block*& head = unmerged_[block->size / kMinBlockSize - 1];
+  Block*& head = block->small ? unmerged_[block->size / kMinBlockSize - 1]
+                              : large_unmerged_[block->size];
   block->next_unmerged = head;
   head = block;
   ++unmerged_count_;
   if (block->stream != nullptr) ++unsettled_unmerged_;
-  if (block->is_split()) {
-    stats_.inactive_split.Increase(block->small, 1);
-    stats_.inactive_split_bytes.Increase(block->small, block->size);
-  }
 }
 
-Block* DeviceMemoryPool::TakeUnmerged(size_t size, openreg_stream stream,
-                                      const StreamPoint& inside_work) {
-  if (!IsSmallBlockSize(size)) return nullptr;
+Block* DeviceMemoryPool::TakeUnmergedOf(size_t size, openreg_stream stream,
+                                        uint64_t token) {
+  Block** link = nullptr;
+  if (IsSmallBlockSize(size)) {
+    link = &unmerged_[size / kMinBlockSize - 1];
+  } else {
+    auto it = large_unmerged_.find(size);
+    if (it == large_unmerged_.end()) return nullptr;
+    link = &it->second;
+  }
   // A program on one stream finds its block at the head; the bound keeps a
   // list of other streams' blocks from costing a walk.
   constexpr int kLookedAt = 4;
-  Block** link = &unmerged_[size / kMinBlockSize - 1];
   for (int looked = 0; *link != nullptr && looked < kLookedAt; ++looked) {
-    const Block& block = **link;
-    if (block.stream == nullptr || block.stream == stream ||
-        (block.stream == inside_work.stream &&
-         block.free_stamp <= inside_work.token)) {
+    if ((*link)->stream == stream && (*link)->free_stamp <= token) {
       return UnlinkUnmerged(*link);
     }
     link = &(*link)->next_unmerged;
@@ -409,22 +468,64 @@ Block* DeviceMemoryPool::UnlinkUnmerged(Block*& link) {
   block->next_unmerged = nullptr;
   if (block->stream != nullptr) --unsettled_unmerged_;
   --unmerged_count_;
-  if (block->is_split()) {
-    stats_.inactive_split.Decrease(block->small, 1);
-    stats_.inactive_split_bytes.Decrease(block->small, block->size);
-  }
   return block;
 }
 
 void DeviceMemoryPool::MergeUnmerged() {
-  for (size_t index = 0; unmerged_count_ > 0 && index < unmerged_.size();
-       ++index) {
-    while (unmerged_[index] != nullptr) {
-      Block* block = UnlinkUnmerged(unmerged_[index]);
+  ForEachUnmergedList([this](Block*& head) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                          mutex_) {
+    while (head != nullptr) {
+      Block* block = UnlinkUnmerged(head);
       block->state = BlockState::kFree;
       MergeIntoFreeSet(block);
     }
+  });
+  large_unmerged_.clear();
+}
+
+void DeviceMemoryPool::ForEachUnmergedList(
+    absl::FunctionRef<void(Block*& head)> visit) {
+  // The small lists are one per size (2,048): walked only while one holds a
+  // block.
+  for (size_t index = 0; unmerged_count_ > 0 && index < unmerged_.size();
+       ++index) {
+    if (unmerged_[index] != nullptr) visit(unmerged_[index]);
   }
+  for (auto& [size, head] : large_unmerged_) {
+    if (head != nullptr) visit(head);
+  }
+}
+
+void DeviceMemoryPool::CountFree(const Block& block, bool freed) {
+  SegmentUse& use = *block.segment;
+  const int64_t free_neighbours =
+      int64_t{block.prev != nullptr && block.prev->is_free()} +
+      int64_t{block.next != nullptr && block.next->is_free()};
+  // A block freed alone starts a run, beside one extends it, between two
+  // joins them; handed out, the reverse.
+  int64_t runs = 1 - free_neighbours;
+  int64_t bytes = static_cast<int64_t>(block.size);
+  if (!freed) {
+    runs = -runs;
+    bytes = -bytes;
+  }
+  // inactive_split counts a segment's free runs and bytes unless the
+  // segment is wholly free: merged, it is then one unsplit block. A change
+  // of free bytes moves the segment into or out of that state, not both.
+  int64_t counted_runs = runs;
+  int64_t counted_bytes = bytes;
+  if (use.wholly_free()) {
+    counted_runs += use.free_runs;
+    counted_bytes += static_cast<int64_t>(use.free_bytes);
+  }
+  use.free_bytes += bytes;  // modular: right when negative too
+  use.free_runs += runs;
+  if (use.wholly_free()) {
+    counted_runs -= use.free_runs;
+    counted_bytes -= static_cast<int64_t>(use.free_bytes);
+  }
+  if (counted_runs != 0) stats_.inactive_split.Change(block.small, counted_runs);
+  stats_.inactive_split_bytes.Change(block.small, counted_bytes);
 }
 
 void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
@@ -435,11 +536,8 @@ void DeviceMemoryPool::ReturnToFreeSet(Block* block) {
                   HistoryContext{nullptr, block->history.stream});
   }
   block->history = HistoryContext();
-  if (block->small) {
-    KeepUnmerged(block);
-  } else {
-    MergeIntoFreeSet(block);
-  }
+  CountFree(*block, /*freed=*/true);
+  KeepUnmerged(block);
 }
 
 void DeviceMemoryPool::MergeIntoFreeSet(Block* block) {
@@ -709,18 +807,35 @@ void DeviceMemoryPool::SettleLocked(openreg_stream stream, uint64_t token) {
            (stream == nullptr || block->stream == stream) &&
            block->free_stamp <= token;
   };
-  // Unmerged blocks are not in a set keyed by stream: only relabelled. The
-  // lists are one per small size (2,048): walked only while one holds an
-  // unsettled block.
-  for (size_t index = 0; unsettled_unmerged_ > 0 && index < unmerged_.size();
-       ++index) {
-    for (Block* block = unmerged_[index]; block != nullptr;
-         block = block->next_unmerged) {
-      if (settles(block)) {
-        block->stream = nullptr;
-        --unsettled_unmerged_;
+  // Unmerged blocks are not in a set keyed by stream: walked only while one
+  // is unsettled. Small ones are relabelled and stay on their lists, for the
+  // next op of their size; large ones merge with settled neighbours, as
+  // those in the free sets do, so that settled memory, served best fit, is
+  // not left in pieces between the blocks freed since
+  // (Note [Reuse before merge]).
+  std::vector<Block*> settling_unmerged;
+  if (unsettled_unmerged_ > 0) {
+    ForEachUnmergedList([&](Block*& head) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                            mutex_) {
+      for (Block** link = &head; *link != nullptr;) {
+        Block* block = *link;
+        if (!settles(block)) {
+          link = &block->next_unmerged;
+        } else if (block->small) {
+          block->stream = nullptr;
+          --unsettled_unmerged_;
+          link = &block->next_unmerged;
+        } else {
+          settling_unmerged.push_back(UnlinkUnmerged(*link));
+        }
       }
-    }
+    });
+  }
+  for (Block* block : settling_unmerged) {
+    block->state = BlockState::kFree;
+    block->stream = nullptr;
+    block->free_stamp = 0;
+    MergeIntoFreeSet(block);
   }
   std::vector<Block*> settling;
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
@@ -810,20 +925,28 @@ void DeviceMemoryPool::Snapshot(std::vector<SegmentSnapshot>& segments) const {
     SegmentSnapshot& out = segments.emplace_back();
     out.device = device_;
     out.address = address;
-    out.stream = segment.history.stream;
-    out.small = segment.first->small;
+    out.stream = segment->history.stream;
+    out.small = segment->first->small;
     out.pool = id_;
-    out.frames = segment.history.frames;
-    for (const Block* block = segment.first; block != nullptr;
+    out.frames = segment->history.frames;
+    for (const Block* block = segment->first; block != nullptr;
          block = block->next) {
       out.total_size += block->size;
+      if (block->is_free()) {
+        // Note [Free memory counted as merged]: a run is one block.
+        if (!out.blocks.empty() && out.blocks.back().state == BlockState::kFree) {
+          out.blocks.back().size += block->size;
+        } else {
+          out.blocks.push_back(BlockSnapshot{
+              reinterpret_cast<uintptr_t>(block->ptr), block->size,
+              /*requested=*/0, BlockState::kFree, /*frames=*/nullptr});
+        }
+        continue;
+      }
+      out.active_size += block->size;
       if (block->state == BlockState::kAllocated) {
         out.allocated_size += block->size;
         out.requested_size += block->requested;
-      }
-      if (block->state != BlockState::kFree &&
-          block->state != BlockState::kFreeUnmerged) {
-        out.active_size += block->size;
       }
       out.blocks.push_back(
           BlockSnapshot{reinterpret_cast<uintptr_t>(block->ptr), block->size,

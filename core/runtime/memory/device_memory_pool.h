@@ -7,19 +7,29 @@
 // EmptyCache() and the out-of-memory path return whole free segments to the
 // driver, so a steady training loop makes no driver calls at all.
 //
-// Note [Reuse before merge]: small blocks are what tiny ops churn through,
-// each op allocating its output and freeing it a moment later. Merging a
-// freed block with its free neighbours at once, and splitting it off again at
-// the next request, costs two B-tree erasures and two insertions per op. So a
-// freed small block is instead kept whole on a list of free blocks of its
+// Note [Reuse before merge]: tiny ops allocate their output and free it a
+// moment later, and a training step frees and allocates the same large
+// sizes every step. Merging a freed block with its free neighbours at once,
+// and splitting it off again at the next request, costs two B-tree erasures
+// and two insertions per pair, and for large blocks, often the only free
+// block of their pool, a B-tree node freed and allocated again each time.
+// So a freed block is instead kept whole on a list of free blocks of its
 // exact size (the idea of glibc's per-size caches), and a request of that
 // size pops it: no search, no split, no merge. Those blocks are merged into
 // the free sets when a request finds neither its size's list nor a cached
 // block that fits, before the pool asks the driver for a new segment, and by
 // EmptyCache: unmerged blocks never make the pool take more memory from the
-// driver or keep it from returning a segment. Statistics and snapshots show
-// blocks as they are: an unmerged block is inactive, and an inactive split
-// block when its segment holds others.
+// driver or keep it from returning a segment.
+//
+// Note [Free memory counted as merged]: statistics and snapshots must not
+// depend on when the pool merges: users read inactive_split as the
+// fragmentation CUDA's allocator would report, which merges at every free.
+// So they count free memory as if it were merged: inactive_split is the
+// number of runs of adjacent free blocks in segments partly in use, and
+// inactive_split_bytes their bytes; a wholly free segment counts as one
+// unsplit block, and a snapshot shows each run as one inactive block. Each
+// segment's SegmentUse keeps its free bytes and runs as blocks are handed
+// out and freed, which looks at the block's two neighbours only.
 //
 // Note [Stream-ordered reuse]: work on one stream runs in the order it was
 // enqueued, so a block the host frees may be handed out again at once to the
@@ -89,6 +99,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -182,9 +193,12 @@ class DeviceMemoryPool {
   FreeSet& FreeSetFor(bool small) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     return small ? small_free_ : large_free_;
   }
-  // A free block for `size` on `stream` (of its size's list, else the best
-  // fit of the stream's or the settled ones, after merging the lists), or
-  // null; every free block is in a free set then.
+  // A free block for `size`, in TakeCachedBlock's order, each kind taken
+  // off its size's list before the free sets: for the host, its stream's
+  // blocks (merging the lists when they may hide some) before settled ones;
+  // for work, settled ones before those its stream freed before it. Merges
+  // the lists before it gives up: null means every free block is in a free
+  // set.
   Block* TakeCached(size_t size, openreg_stream stream,
                     const StreamPoint& inside_work)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -214,6 +228,13 @@ class DeviceMemoryPool {
                            uint64_t token = kAnyFree)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   static constexpr uint64_t kAnyFree = ~uint64_t{0};
+  // Before the host's stream takes a new segment: merges the settled free
+  // blocks next to its free blocks into them, for that stream, so that
+  // memory freed since its last synchronization and memory settled at it
+  // serve it together (they would otherwise stay in pieces side by side).
+  // Returns whether there were any; every free block must be in a free set.
+  bool AdoptSettledNeighbours(openreg_stream stream, bool small)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A new segment from the driver holding one block of `segment_size`.
   // `context` is the allocation's while recording history, else null (so in
   // all the methods below).
@@ -245,17 +266,25 @@ class DeviceMemoryPool {
   bool FreeLocked(Block* block, const HistoryContext* context)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void InsertFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Note [Reuse before merge]: keeps a freed small block whole on its size's
-  // list; takes one off for a request of `size` on `stream` (of that stream
-  // or settled, among the list's first few), if any.
+  // Note [Reuse before merge]: keeps a freed block whole on its size's
+  // list; takes one of `stream` exactly (null: settled) freed up to `token`
+  // off the list for `size`, among its first few, if any.
   void KeepUnmerged(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  Block* TakeUnmerged(size_t size, openreg_stream stream,
-                      const StreamPoint& inside_work)
+  Block* TakeUnmergedOf(size_t size, openreg_stream stream,
+                        uint64_t token = kAnyFree)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Unlinks the block `link` points at from its list.
   Block* UnlinkUnmerged(Block*& link) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Merges every block on those lists into the free sets.
   void MergeUnmerged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Calls `visit` with the head of each list of unmerged blocks.
+  void ForEachUnmergedList(absl::FunctionRef<void(Block*& head)> visit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Note [Free memory counted as merged]: counts `block` into the free
+  // memory of its segment once `freed` (it was not free), or out of it when
+  // handed out (it was free), with its neighbours as they are.
+  void CountFree(const Block& block, bool freed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void EraseFree(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void EraseFree(Block* block, FreeSet::iterator position)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -264,8 +293,7 @@ class DeviceMemoryPool {
   Block* NewBlock() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RecycleBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes a block its user and streams are done with out of the active
-  // ones: small blocks stay unmerged (Note [Reuse before merge]), others go
-  // to MergeIntoFreeSet.
+  // ones, onto its size's list (Note [Reuse before merge]).
   void ReturnToFreeSet(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Merges a free `block` with neighbours in the free sets and puts it in
   // its own. The lower block absorbs the higher, so a segment's first block
@@ -328,8 +356,11 @@ class DeviceMemoryPool {
   FreeSet small_free_ ABSL_GUARDED_BY(mutex_);
   FreeSet large_free_ ABSL_GUARDED_BY(mutex_);
   // Note [Reuse before merge]: per small block size (index size / 512 - 1),
-  // the last kFreeUnmerged block freed, linked through next_unmerged.
+  // and per large block size, the kFreeUnmerged blocks, the last freed
+  // first, linked through next_unmerged. Large sizes vary more: their map is
+  // emptied at every merge.
   std::vector<Block*> unmerged_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<size_t, Block*> large_unmerged_ ABSL_GUARDED_BY(mutex_);
   size_t unmerged_count_ ABSL_GUARDED_BY(mutex_) = 0;
   // How many of them still wait for their stream (Block::stream not null).
   size_t unsettled_unmerged_ ABSL_GUARDED_BY(mutex_) = 0;
@@ -348,13 +379,17 @@ class DeviceMemoryPool {
   // Fired events kept for reuse: creating one is a driver call.
   std::vector<DriverEvent> spare_events_ ABSL_GUARDED_BY(mutex_);
   DeviceMemoryStats stats_ ABSL_GUARDED_BY(mutex_);
-  // Each segment's first block and the context it was made in, by address:
-  // what snapshots walk. Changed only with driver allocations.
+  // Each segment's first block, the context it was made in and its free
+  // memory, by address: what snapshots walk. Changed only with driver
+  // allocations; each Segment stays where it is, for its blocks point at its
+  // `use`.
   struct Segment {
     Block* first = nullptr;
     HistoryContext history;
+    SegmentUse use;
   };
-  absl::btree_map<uintptr_t, Segment> segments_ ABSL_GUARDED_BY(mutex_);
+  absl::btree_map<uintptr_t, std::unique_ptr<Segment>> segments_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace openreg

@@ -29,6 +29,14 @@ struct MemoryStat {
     current -= amount;
     freed += amount;
   }
+  // Increase or Decrease by `delta`'s sign.
+  void Change(int64_t delta) {
+    if (delta >= 0) {
+      Increase(delta);
+    } else {
+      Decrease(-delta);
+    }
+  }
   void ResetPeak() { peak = current; }
   void ResetAccumulated() { allocated = freed = 0; }
 };
@@ -53,6 +61,11 @@ struct PoolStats {
     by_pool[static_cast<int>(StatPool::kAll)].Decrease(amount);
     by_pool[static_cast<int>(small ? StatPool::kSmall : StatPool::kLarge)]
         .Decrease(amount);
+  }
+  void Change(bool small, int64_t delta) {
+    by_pool[static_cast<int>(StatPool::kAll)].Change(delta);
+    by_pool[static_cast<int>(small ? StatPool::kSmall : StatPool::kLarge)]
+        .Change(delta);
   }
   void ResetPeak() {
     for (MemoryStat& stat : by_pool) stat.ResetPeak();

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/runtime/memory/size_classes.h"
 #include "gmock/gmock.h"
@@ -114,7 +115,9 @@ TEST_P(DeviceMemoryPoolTest, UnmergedNeighboursMergeBeforeANewSegment) {
   void* address = a->ptr;
   pool_->Free(a);
   pool_->Free(b);
-  EXPECT_EQ(Current(pool_->stats().inactive_split), 2);
+  // Counted as merged (Note [Free memory counted as merged]): one run.
+  EXPECT_EQ(Current(pool_->stats().inactive_split), 1);
+  EXPECT_EQ(Current(pool_->stats().inactive_split_bytes), 1024);
   // No list holds 1 KiB and no free block fits, so a and b merge and serve
   // it, where a new segment would be the alternative.
   Block* merged = Allocate(1024);
@@ -144,7 +147,10 @@ TEST_P(DeviceMemoryPoolTest, EmptyCacheMergesAndReturnsUnmergedBlocks) {
   Block* b = Allocate(1024);
   pool_->Free(a);
   pool_->Free(b);
-  EXPECT_EQ(Current(pool_->stats().inactive_split), 3);  // a, b, the tail
+  // a, b and the tail are unmerged, yet counted as the whole free segment
+  // they merge into: no split block.
+  EXPECT_EQ(Current(pool_->stats().inactive_split), 0);
+  EXPECT_EQ(Current(pool_->stats().inactive_split_bytes), 0);
   ASSERT_TRUE(pool_->EmptyCache().ok());
   const DeviceMemoryStats stats = pool_->stats();
   EXPECT_EQ(Current(stats.inactive_split), 0);
@@ -165,6 +171,79 @@ TEST_P(DeviceMemoryPoolTest, CacheHitReusesTheBlockWithoutTheDriver) {
   EXPECT_EQ(stats.allocation[StatPool::kAll].allocated, 2);
   EXPECT_EQ(stats.allocation[StatPool::kAll].freed, 1);
   pool_->Free(second);
+}
+
+TEST_P(DeviceMemoryPoolTest, AFreedLargeBlockIsReusedWholeForItsSize) {
+  // One 20 MiB segment, full: [a 4 MiB][b 4 MiB][c 4 MiB][d 8 MiB].
+  Block* a = Allocate(4 * kMiB);
+  Block* b = Allocate(4 * kMiB);
+  Block* c = Allocate(4 * kMiB);
+  Block* d = Allocate(8 * kMiB);
+  ASSERT_EQ(b->begin(), a->begin() + 4 * kMiB);
+  ASSERT_EQ(c->begin(), b->begin() + 4 * kMiB);
+  ASSERT_EQ(d->begin(), c->begin() + 4 * kMiB);
+  Block* b_object = b;
+  pool_->Free(b);
+  // Kept whole (Note [Reuse before merge]): the same block serves the same
+  // size again, with no split.
+  Block* again = Allocate(4 * kMiB);
+  EXPECT_EQ(again, b_object);
+  EXPECT_EQ(again->size, 4 * kMiB);
+  EXPECT_EQ(again->next, c);
+  pool_->Free(again);
+  pool_->Free(a);
+  // No list holds 8 MiB: a and b merge to serve it, not a new segment.
+  Block* merged = Allocate(8 * kMiB);
+  EXPECT_EQ(merged->begin(), a->begin());
+  EXPECT_EQ(pool_->stats().num_device_alloc, 1);
+  pool_->Free(merged);
+  pool_->Free(c);
+  pool_->Free(d);
+}
+
+TEST_P(DeviceMemoryPoolTest, StatisticsCountUnmergedFreeBlocksAsMerged) {
+  // One 20 MiB segment: [a 4 MiB][b 4 MiB][c 4 MiB][d 4 MiB][tail 4 MiB].
+  Block* a = Allocate(4 * kMiB);
+  Block* b = Allocate(4 * kMiB);
+  Block* c = Allocate(4 * kMiB);
+  Block* d = Allocate(4 * kMiB);
+  const auto expect_inactive_split = [this](int64_t runs, size_t bytes) {
+    const DeviceMemoryStats stats = pool_->stats();
+    EXPECT_EQ(Current(stats.inactive_split, StatPool::kLarge), runs);
+    EXPECT_EQ(Current(stats.inactive_split_bytes, StatPool::kLarge),
+              static_cast<int64_t>(bytes));
+  };
+  expect_inactive_split(1, 4 * kMiB);  // the tail
+  pool_->Free(a);
+  expect_inactive_split(2, 8 * kMiB);  // a, the tail
+  pool_->Free(c);
+  expect_inactive_split(3, 12 * kMiB);
+  // b joins a and c into one run, as a merge would.
+  pool_->Free(b);
+  expect_inactive_split(2, 16 * kMiB);
+  // The segment wholly free is one unsplit block once merged.
+  pool_->Free(d);
+  expect_inactive_split(0, 0);
+  EXPECT_EQ(pool_->stats().inactive_split[StatPool::kLarge].peak, 3);
+  // Taking d back (the last 4 MiB block freed) splits the run again.
+  Block* again = Allocate(4 * kMiB);
+  EXPECT_EQ(again, d);  // the same block object, kept whole
+  expect_inactive_split(2, 16 * kMiB);
+  // A snapshot shows each run as one inactive block.
+  std::vector<SegmentSnapshot> segments;
+  pool_->Snapshot(segments);
+  ASSERT_EQ(segments.size(), 1u);
+  ASSERT_EQ(segments[0].blocks.size(), 3u);
+  EXPECT_EQ(segments[0].blocks[0].state, BlockState::kFree);
+  EXPECT_EQ(segments[0].blocks[1].state, BlockState::kAllocated);
+  EXPECT_EQ(segments[0].blocks[1].address,
+            reinterpret_cast<uintptr_t>(again->ptr));
+  EXPECT_EQ(segments[0].blocks[2].state, BlockState::kFree);
+  EXPECT_EQ(segments[0].blocks[0].size + segments[0].blocks[2].size,
+            16 * kMiB);
+  EXPECT_EQ(segments[0].active_size, 4 * kMiB);
+  pool_->Free(again);
+  expect_inactive_split(0, 0);
 }
 
 TEST_P(DeviceMemoryPoolTest, LargeRequestsGetLargeSegments) {

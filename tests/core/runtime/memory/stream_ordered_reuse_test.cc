@@ -5,6 +5,7 @@
 // and EmptyCache and the out-of-memory path catch the
 // streams up themselves.
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,8 +20,8 @@ namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr uint64_t kCapacity = 64 * kMiB;
-// One size of each pool: small blocks are reused unmerged (Note [Reuse
-// before merge]), large ones from the free sets.
+// One size of each pool, whose segments and splitting rules differ; both
+// are reused unmerged first (Note [Reuse before merge]).
 constexpr size_t kSmall = 4096;
 constexpr size_t kLarge = 4 * kMiB;
 
@@ -51,6 +52,26 @@ class StreamOrderedReuseTest : public ::testing::TestWithParam<std::string> {
     void* const address = (*block)->ptr;
     pool_->Free(*block);
     return address;
+  }
+
+  // Blocks of `sizes` for stream a, one after another in one segment.
+  std::vector<Block*> AllocateOnA(std::initializer_list<size_t> sizes) {
+    std::vector<Block*> blocks;
+    for (size_t size : sizes) {
+      absl::StatusOr<Block*> block = pool_->Allocate(size, NoReclaim, a_.get());
+      EXPECT_TRUE(block.ok()) << block.status();
+      if (!block.ok()) return {};
+      if (!blocks.empty()) EXPECT_EQ(blocks.back()->next, *block);
+      blocks.push_back(*block);
+    }
+    return blocks;
+  }
+
+  // Waits for `stream` and settles what it freed before.
+  void SynchronizeAndSettle(openreg_stream stream) {
+    const uint64_t token = pool_->SettleToken();
+    ASSERT_TRUE(driver_->StreamSynchronize(stream).ok());
+    pool_->Settle(stream, token);
   }
 
   // Takes, from inside work, the settled rest of the segment that a block of
@@ -230,12 +251,19 @@ TEST_P(StreamOrderedReuseTest, TheRestOfASplitBlockStaysOnItsStream) {
     SCOPED_TRACE(size);
     ::openreg::testing::StreamBlocker busy(*driver_, a_.get());
     // A neighbour keeps the freed block from merging with settled memory,
-    // and leaves a small segment no settled memory to serve the half below.
+    // and a filler the rest of the segment (none left in a small one): no
+    // settled memory serves the half below.
     absl::StatusOr<Block*> block = pool_->Allocate(size, NoReclaim, a_.get());
     absl::StatusOr<Block*> neighbour =
         pool_->Allocate(size, NoReclaim, a_.get());
     ASSERT_TRUE(block.ok() && neighbour.ok());
     ASSERT_EQ((*block)->next, *neighbour);
+    const size_t left = SegmentSizeFor(size) - 2 * size;
+    absl::StatusOr<Block*> filler =
+        left > 0 ? pool_->Allocate(left, NoReclaim, a_.get())
+                 : absl::StatusOr<Block*>(nullptr);
+    ASSERT_TRUE(filler.ok());
+    ASSERT_EQ((*neighbour)->next, *filler);
     void* const address = (*block)->ptr;
     pool_->Free(*block);
     // The stream takes half of its block back; the other half is still the
@@ -250,16 +278,74 @@ TEST_P(StreamOrderedReuseTest, TheRestOfASplitBlockStaysOnItsStream) {
     EXPECT_EQ(AllocateAndFree(size / 2, a_.get()), rest);
     pool_->Free(*half);
     pool_->Free(*neighbour);
+    if (*filler != nullptr) pool_->Free(*filler);
   }
+}
+
+TEST_P(StreamOrderedReuseTest, TheHostJoinsItsFreedMemoryToSettledMemoryNextToIt) {
+  // One 20 MiB segment, full: [x 4 MiB][y 4 MiB][z 12 MiB], all on a.
+  const std::vector<Block*> xyz = AllocateOnA({4 * kMiB, 4 * kMiB, 12 * kMiB});
+  ASSERT_EQ(xyz.size(), 3u);
+  void* const address = xyz[0]->ptr;
+  // y is freed and settled by a synchronization...
+  pool_->Free(xyz[1]);
+  SynchronizeAndSettle(a_.get());
+  // ...then x is freed on a, which may lag behind it: side by side, 4 MiB
+  // of each kind, and neither serves 8 MiB alone.
+  std::unique_ptr<::openreg::testing::StreamBlocker> busy =
+      HoldIfAsynchronous(a_.get());
+  pool_->Free(xyz[0]);
+  // The host's next request on a takes both, not a new segment: x is a's
+  // to reuse, and y anyone's.
+  absl::StatusOr<Block*> both = pool_->Allocate(8 * kMiB, NoReclaim, a_.get());
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ((*both)->ptr, address);
+  EXPECT_EQ(pool_->stats().num_device_alloc, 1);
+  busy.reset();
+  pool_->Free(*both);
+  pool_->Free(xyz[2]);
+}
+
+TEST_P(StreamOrderedReuseTest, SettledLargeBlocksMergeAndServeBestFit) {
+  // [x 4 MiB][y 4 MiB][z 12 MiB] on a; x then y freed, kept whole on their
+  // size's list (Note [Reuse before merge]).
+  const std::vector<Block*> xyz = AllocateOnA({4 * kMiB, 4 * kMiB, 12 * kMiB});
+  ASSERT_EQ(xyz.size(), 3u);
+  void* const lowest = xyz[0]->ptr;
+  pool_->Free(xyz[0]);
+  pool_->Free(xyz[1]);
+  SynchronizeAndSettle(a_.get());
+  // Settling merged them: work gets the best fit at the lowest address,
+  // not y, the last freed, and 8 MiB fits without another segment.
+  EXPECT_EQ(AllocateAndFree(4 * kMiB, nullptr), lowest);
+  EXPECT_EQ(AllocateAndFree(8 * kMiB, nullptr), lowest);
+  EXPECT_EQ(pool_->stats().num_device_alloc, 1);
+  pool_->Free(xyz[2]);
+}
+
+TEST_P(StreamOrderedReuseTest, TheHostTakesItsStreamsMemoryBeforeSettledMemory) {
+  // [x 8 MiB][s 4 MiB][w 8 MiB] on a. s is freed and settled, then x is
+  // freed on a and kept whole on the 8 MiB list.
+  const std::vector<Block*> xsw = AllocateOnA({8 * kMiB, 4 * kMiB, 8 * kMiB});
+  ASSERT_EQ(xsw.size(), 3u);
+  void* const own = xsw[0]->ptr;
+  pool_->Free(xsw[1]);
+  SynchronizeAndSettle(a_.get());
+  pool_->Free(xsw[0]);
+  // Settled memory is all that work can take; the host on a takes a's own
+  // block, though no list holds its size and settled memory fits.
+  absl::StatusOr<Block*> taken = pool_->Allocate(4 * kMiB, NoReclaim, a_.get());
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_EQ((*taken)->ptr, own);
+  pool_->Free(*taken);
+  pool_->Free(xsw[2]);
 }
 
 TEST_P(StreamOrderedReuseTest, SettlingAfterAWaitLetsAnyoneReuseIt) {
   for (size_t size : {kSmall, kLarge}) {
     SCOPED_TRACE(size);
     void* const address = AllocateAndFree(size, a_.get());
-    const uint64_t token = pool_->SettleToken();
-    ASSERT_TRUE(driver_->StreamSynchronize(a_.get()).ok());
-    pool_->Settle(a_.get(), token);
+    SynchronizeAndSettle(a_.get());
     EXPECT_EQ(AllocateAndFree(size, nullptr), address);
   }
 }
