@@ -61,7 +61,9 @@ class StreamOrderedReuseTest : public ::testing::TestWithParam<std::string> {
       absl::StatusOr<Block*> block = pool_->Allocate(size, NoReclaim, a_.get());
       EXPECT_TRUE(block.ok()) << block.status();
       if (!block.ok()) return {};
-      if (!blocks.empty()) EXPECT_EQ(blocks.back()->next, *block);
+      if (!blocks.empty()) {
+        EXPECT_EQ(blocks.back()->next, *block);
+      }
       blocks.push_back(*block);
     }
     return blocks;
