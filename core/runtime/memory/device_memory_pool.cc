@@ -524,7 +524,7 @@ void DeviceMemoryPool::CountFree(const Block& block, bool freed) {
     counted_runs -= use.free_runs;
     counted_bytes -= static_cast<int64_t>(use.free_bytes);
   }
-  if (counted_runs != 0) stats_.inactive_split.Change(block.small, counted_runs);
+  stats_.inactive_split.Change(block.small, counted_runs);
   stats_.inactive_split_bytes.Change(block.small, counted_bytes);
 }
 
@@ -934,7 +934,8 @@ void DeviceMemoryPool::Snapshot(std::vector<SegmentSnapshot>& segments) const {
       out.total_size += block->size;
       if (block->is_free()) {
         // Note [Free memory counted as merged]: a run is one block.
-        if (!out.blocks.empty() && out.blocks.back().state == BlockState::kFree) {
+        if (!out.blocks.empty() &&
+            out.blocks.back().state == BlockState::kFree) {
           out.blocks.back().size += block->size;
         } else {
           out.blocks.push_back(BlockSnapshot{
