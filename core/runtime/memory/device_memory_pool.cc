@@ -12,6 +12,12 @@
 #include "core/runtime/memory/size_classes.h"
 
 namespace openreg {
+namespace {
+
+// The index of the unmerged list of small blocks of `size` bytes.
+size_t SmallListIndex(size_t size) { return size / kMinBlockSize - 1; }
+
+}  // namespace
 
 DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
                                    const AllocatorConfig& config,
@@ -22,7 +28,7 @@ DeviceMemoryPool::DeviceMemoryPool(const Driver& driver, int32_t device,
       config_(config),
       history_(history),
       id_(id),
-      unmerged_(kSmallRequestLimit / kMinBlockSize, nullptr) {
+      unmerged_(kSmallListCount, nullptr) {
   if (config_.has_max_split_size()) {
     stats_.max_split_size = static_cast<int64_t>(config_.max_split_size);
   }
@@ -432,10 +438,16 @@ void DeviceMemoryPool::EraseFree(Block* block, FreeSet::iterator position) {
 
 void DeviceMemoryPool::KeepUnmerged(Block* block) {
   block->state = BlockState::kFreeUnmerged;
-  Block*& head = block->small ? unmerged_[block->size / kMinBlockSize - 1]
-                              : large_unmerged_[block->size];
-  block->next_unmerged = head;
-  head = block;
+  Block** head = nullptr;
+  if (block->small) {
+    const size_t index = SmallListIndex(block->size);
+    small_lists_held_.Insert(index);
+    head = &unmerged_[index];
+  } else {
+    head = &large_unmerged_[block->size];
+  }
+  block->next_unmerged = *head;
+  *head = block;
   ++unmerged_count_;
   if (block->stream != nullptr) ++unsettled_unmerged_;
 }
@@ -444,7 +456,7 @@ Block* DeviceMemoryPool::TakeUnmergedOf(size_t size, openreg_stream stream,
                                         uint64_t token) {
   Block** link = nullptr;
   if (IsSmallBlockSize(size)) {
-    link = &unmerged_[size / kMinBlockSize - 1];
+    link = &unmerged_[SmallListIndex(size)];
   } else {
     auto it = large_unmerged_.find(size);
     if (it == large_unmerged_.end()) return nullptr;
@@ -485,12 +497,14 @@ void DeviceMemoryPool::MergeUnmerged() {
 
 void DeviceMemoryPool::ForEachUnmergedList(
     absl::FunctionRef<void(Block*& head)> visit) {
-  // The small lists are one per size (2,048): walked only while one holds a
-  // block.
-  for (size_t index = 0; unmerged_count_ > 0 && index < unmerged_.size();
-       ++index) {
-    if (unmerged_[index] != nullptr) visit(unmerged_[index]);
-  }
+  // The small lists are one per size (2,048): only those marked held are
+  // walked, and those found empty unmarked.
+  small_lists_held_.ForEach([&](size_t index)
+                                ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    Block*& head = unmerged_[index];
+    if (head != nullptr) visit(head);
+    if (head == nullptr) small_lists_held_.Erase(index);
+  });
   for (auto& [size, head] : large_unmerged_) {
     if (head != nullptr) visit(head);
   }
