@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 
 #include "absl/container/inlined_vector.h"
 #include "core/runtime/memory/memory_history.h"
@@ -76,17 +77,44 @@ struct Block {
   char* begin() const { return static_cast<char*>(ptr); }
 };
 
+// Where a block with these fields sorts in a free set: what searches of the
+// sets look up, so that a search builds no Block.
+struct FreeSetKey {
+  openreg_stream stream = nullptr;
+  size_t size = 0;
+  const void* ptr = nullptr;
+
+  // Past every block of `stream`.
+  static FreeSetKey After(openreg_stream stream) {
+    return {stream, std::numeric_limits<size_t>::max(),
+            reinterpret_cast<const void*>(
+                std::numeric_limits<uintptr_t>::max())};
+  }
+};
+
 // Free-set order: the blocks of each stream together (null, the blocks any
 // stream may take, first), and within them best fit is the first block not
 // smaller than the request; ties go to the lowest address, which keeps reuse
 // deterministic.
 struct BlockByStreamSizeAddress {
-  bool operator()(const Block* a, const Block* b) const {
-    if (a->stream != b->stream) {
-      return std::less<const void*>()(a->stream, b->stream);
+  using is_transparent = void;  // the sets are searched by FreeSetKey
+
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return Less(KeyOf(a), KeyOf(b));
+  }
+
+ private:
+  static FreeSetKey KeyOf(const Block* block) {
+    return {block->stream, block->size, block->ptr};
+  }
+  static const FreeSetKey& KeyOf(const FreeSetKey& key) { return key; }
+  static bool Less(const FreeSetKey& a, const FreeSetKey& b) {
+    if (a.stream != b.stream) {
+      return std::less<const void*>()(a.stream, b.stream);
     }
-    if (a->size != b->size) return a->size < b->size;
-    return std::less<const void*>()(a->ptr, b->ptr);
+    if (a.size != b.size) return a.size < b.size;
+    return std::less<const void*>()(a.ptr, b.ptr);
   }
 };
 

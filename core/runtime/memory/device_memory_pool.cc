@@ -1,7 +1,6 @@
 #include "core/runtime/memory/device_memory_pool.h"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -230,11 +229,9 @@ DeviceMemoryPool::NewSettleMarkers() {
   // where each stream's blocks sort together after the settled ones: visit
   // the first block past each stream's.
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
-    Block key;
-    key.size = std::numeric_limits<size_t>::max();
-    key.ptr = reinterpret_cast<void*>(std::numeric_limits<uintptr_t>::max());
-    for (auto it = free_set->upper_bound(&key); it != free_set->end();
-         it = free_set->upper_bound(&key)) {
+    FreeSetKey key = FreeSetKey::After(/*stream=*/nullptr);
+    for (auto it = free_set->upper_bound(key); it != free_set->end();
+         it = free_set->upper_bound(key)) {
       key.stream = (*it)->stream;
       const auto marks_it = [&key](const StreamPoint& point) {
         return point.stream == key.stream;
@@ -299,11 +296,8 @@ absl::StatusOr<Block*> DeviceMemoryPool::FindOrAllocate(
 bool DeviceMemoryPool::AdoptSettledNeighbours(openreg_stream stream,
                                               bool small) {
   FreeSet& free_set = FreeSetFor(small);
-  Block key;
-  key.stream = stream;
-  key.size = 0;
   std::vector<Block*> own;
-  for (auto it = free_set.lower_bound(&key);
+  for (auto it = free_set.lower_bound(FreeSetKey{stream});
        it != free_set.end() && (*it)->stream == stream; ++it) {
     own.push_back(*it);
   }
@@ -349,10 +343,7 @@ Block* DeviceMemoryPool::TakeCachedBlock(size_t size, openreg_stream stream,
 Block* DeviceMemoryPool::TakeCachedBlockOf(size_t size, openreg_stream stream,
                                            uint64_t token) {
   FreeSet& free_set = FreeSetFor(IsSmallBlockSize(size));
-  Block key;
-  key.stream = stream;
-  key.size = size;
-  auto it = free_set.lower_bound(&key);
+  auto it = free_set.lower_bound(FreeSetKey{stream, size});
   while (it != free_set.end() && (*it)->stream == stream &&
          (*it)->free_stamp > token) {
     ++it;
@@ -855,14 +846,10 @@ void DeviceMemoryPool::SettleLocked(openreg_stream stream, uint64_t token) {
   for (FreeSet* free_set : {&small_free_, &large_free_}) {
     // Settled blocks sort first, every stream's blocks after them: start
     // past the last settled block, or before the stream's first.
-    Block key;
-    if (stream == nullptr) {
-      key.size = std::numeric_limits<size_t>::max();
-      key.ptr = reinterpret_cast<void*>(std::numeric_limits<uintptr_t>::max());
-    } else {
-      key.stream = stream;
-    }
-    for (auto it = free_set->upper_bound(&key);
+    const FreeSetKey key = stream == nullptr
+                               ? FreeSetKey::After(/*stream=*/nullptr)
+                               : FreeSetKey{stream};
+    for (auto it = free_set->upper_bound(key);
          it != free_set->end(); ++it) {
       if (stream != nullptr && (*it)->stream != stream) break;
       if (settles(*it)) settling.push_back(*it);
