@@ -101,7 +101,7 @@ void LaunchWithArguments(const CompiledKernel& kernel,
       throw py::type_error(
           "compiled kernel " + kernel.name() + ": argument " +
           std::to_string(i) + " must be a tensor, an int or a float, got " +
-          std::string(py::str(py::handle(argument).get_type())));
+          std::string(py::str(py::type::handle_of(py::handle(argument)))));
     }
   }
   py::gil_scoped_release no_gil;
@@ -232,7 +232,7 @@ PYBIND11_MODULE(_C, m) {
                              py::handle dtype, int64_t device) {
     if (!THPDtype_Check(dtype.ptr())) {
       throw py::type_error("_empty_strided: dtype must be a torch.dtype, got " +
-                           std::string(py::str(dtype.get_type())));
+                           std::string(py::str(py::type::handle_of(dtype))));
     }
     return EmptyStrided(size, stride,
                         reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type,

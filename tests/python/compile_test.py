@@ -183,10 +183,10 @@ def test_bad_kernels_and_launch_arguments_raise_and_leave_the_process_working():
         _C._CompiledKernel(1, "k", "PM")(tensor, torch.ones(4, device="openreg:1"))
     with pytest.raises(ValueError, match="got no openreg tensor"):
         _C._CompiledKernel(1, "k", "P")(torch.ones(()))
-    with pytest.raises(TypeError, match="argument 0 must be a tensor, an int or a float"):
+    with pytest.raises(TypeError, match="argument 0 must be a tensor, an int or a float, got <class 'str'>"):
         _C._CompiledKernel(1, "k", "P")("text")
     # The wrapper's allocation fast path.
-    with pytest.raises(TypeError, match="dtype must be a torch.dtype"):
+    with pytest.raises(TypeError, match="dtype must be a torch.dtype, got <class 'str'>"):
         _C._empty_strided((2,), (1,), "float32", 0)
     with pytest.raises((IndexError, RuntimeError, ValueError), match="device index 7 is out of range"):
         _C._empty_strided((2,), (1,), torch.float32, 7)
