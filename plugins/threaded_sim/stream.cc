@@ -2,11 +2,13 @@
 
 #include <pthread.h>
 
+#include <optional>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "plugins/sim_support/error.h"
+#include "plugins/threaded_sim/queue_room.h"
 #include "third_party/openmp/thread_workers.h"
 
 namespace openreg::threaded_sim {
@@ -81,12 +83,13 @@ std::string Stream::Describe() const {
 
 void Stream::WaitForRoom() {
   if (t_current_worker != nullptr) return;
+  // Note [Room counted from two reads]: the enqueued count first.
   const uint64_t enqueued = enqueued_.load();
-  if (enqueued - finished_.load() < queue_depth_) return;
-  // Woken once half the queue has drained, not after every item; returns
-  // early when the stream stops, and Enqueue then refuses the item.
-  room_waiters_.Wait(finished_, enqueued - queue_depth_ / 2,
-                     [this] { return stopping_.load(); },
+  const std::optional<uint64_t> target =
+      FinishedCountToWaitFor(enqueued, finished_.load(), queue_depth_);
+  if (!target.has_value()) return;
+  // Returns early when the stream stops, and Enqueue then refuses the item.
+  room_waiters_.Wait(finished_, *target, [this] { return stopping_.load(); },
                      SpinUnlessSingleCore(kSynchronizeSpin));
 }
 

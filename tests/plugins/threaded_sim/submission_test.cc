@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "plugins/threaded_sim/doorbell.h"
 #include "plugins/threaded_sim/event.h"
 #include "plugins/threaded_sim/execution_slots.h"
+#include "plugins/threaded_sim/queue_room.h"
 #include "plugins/threaded_sim/work_item.h"
 #include "plugins/threaded_sim/work_queue.h"
 
@@ -369,6 +371,32 @@ TEST(WorkQueueTest, ConcurrentProducersAndConsumerLoseNothing) {
 
 // Events complete their versions in any order; event_query and waits of a
 // completed version take a lock-free path.
+// --- Room in a stream's queue (Note [Room counted from two reads]) ---------
+
+TEST(QueueRoomTest, ABacklogBelowTheDepthLeavesRoom) {
+  EXPECT_EQ(FinishedCountToWaitFor(/*enqueued=*/10, /*finished=*/0, 256),
+            std::nullopt);
+  EXPECT_EQ(FinishedCountToWaitFor(300, 45, 256), std::nullopt);
+  EXPECT_EQ(FinishedCountToWaitFor(7, 7, 256), std::nullopt);
+}
+
+TEST(QueueRoomTest, AFullQueueWaitsUntilHalfOfItHasDrained) {
+  EXPECT_EQ(FinishedCountToWaitFor(/*enqueued=*/256, /*finished=*/0, 256),
+            128u);
+  EXPECT_EQ(FinishedCountToWaitFor(1000, 600, 256), 872u);
+  EXPECT_EQ(FinishedCountToWaitFor(5, 1, 4), 3u);
+}
+
+// Other producers enqueued, and the worker finished, between the two reads:
+// there is room, and above all no target wrapped below zero to wait for
+// forever.
+TEST(QueueRoomTest, AFinishedCountPastTheEnqueuedCountReadFirstLeavesRoom) {
+  EXPECT_EQ(FinishedCountToWaitFor(/*enqueued=*/31, /*finished=*/140, 256),
+            std::nullopt);
+  EXPECT_EQ(FinishedCountToWaitFor(31, 32, 256), std::nullopt);
+  EXPECT_EQ(FinishedCountToWaitFor(0, 1, 2), std::nullopt);
+}
+
 TEST(EventTest, VersionsCompleteInAnyOrder) {
   Event event(nullptr, 0, 0);
   EXPECT_TRUE(event.IsComplete(0));
