@@ -12,6 +12,7 @@
 #include "core/runtime/capture/capture_registry.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/thread_state.h"
+#include "core/torch_runtime/driver_thread_width.h"
 #include "core/torch_runtime/runtime_accessor.h"
 #include "core/torch_runtime/stream_capture.h"
 #include "core/torch_runtime/stream_work.h"
@@ -169,7 +170,13 @@ void OpenRegGraph::replay() {
                           true, std::memory_order_relaxed);
                     }
                     if (reseed) reseed();
-                    RunSegment(*segment);
+                    // Each kernel gets the OpenMP width of its kind, not of
+                    // the whole segment (Note [OpenMP width of driver
+                    // threads]).
+                    RunSegment(*segment, [](CapturedWork& work) {
+                      DriverThreadWorkPart part;
+                      work.run();
+                    });
                   });
       reseed = nullptr;
     } else if (const auto* record =

@@ -188,8 +188,9 @@ void GuardImpl::synchronizeEvent(void* event) const {
   if (event == nullptr) return;
   ForbidIfEventCaptured(AsEvent(event),
                         "synchronizing on an event of captured work");
-  ReleaseHostWorkersBeforeWaiting();
-  ThrowIfError(RuntimeOrThrow().driver().EventSynchronize(AsEvent(event)));
+  ThrowIfError(WhileHostWaits([event] {
+    return RuntimeOrThrow().driver().EventSynchronize(AsEvent(event));
+  }));
 }
 
 double GuardImpl::elapsedTime(void* start, void* end,

@@ -332,8 +332,8 @@ void Launch(std::unique_ptr<WorkRecord> record) {
   // Waiting inside work would wait for itself; work enqueued from work is
   // reported when its enqueuer's own wait below sees it.
   if (at_this_op.launch_blocking && !this_thread.inside_enqueued_work) {
-    ReleaseHostWorkersBeforeWaiting();
-    const absl::Status done = driver.StreamSynchronize(stream);
+    const absl::Status done =
+        WhileHostWaits([&] { return driver.StreamSynchronize(stream); });
     ReleaseCompletedWork();
     ThrowIfFailed(done, device, stream, at_this_op);
   }
@@ -492,11 +492,11 @@ void RunOnCurrentStreamAndWait(c10::DeviceIndex device,
 void SynchronizeStream(c10::DeviceIndex device, openreg_stream stream) {
   ForbidWhileCapturing(device, stream, "synchronizing a capturing stream");
   LaunchGatheredWork();
-  ReleaseHostWorkersBeforeWaiting();
   Runtime& runtime = RuntimeForDevice(device);
   DeviceMemoryPool& memory = runtime.device_memory().pool(device);
   const uint64_t freed_before = memory.SettleToken();
-  const absl::Status status = runtime.driver().StreamSynchronize(stream);
+  const absl::Status status = WhileHostWaits(
+      [&] { return runtime.driver().StreamSynchronize(stream); });
   // Memory freed on the stream before the wait is now reusable anywhere.
   if (status.ok()) memory.Settle(stream, freed_before);
   ReleaseCompletedWork();
@@ -516,11 +516,11 @@ bool QueryStream(c10::DeviceIndex device, openreg_stream stream) {
 void SynchronizeDevice(c10::DeviceIndex device) {
   ForbidWhileCapturing(device, /*stream=*/nullptr, "device synchronize");
   LaunchGatheredWork();
-  ReleaseHostWorkersBeforeWaiting();
   Runtime& runtime = RuntimeForDevice(device);
   DeviceMemoryPool& memory = runtime.device_memory().pool(device);
   const uint64_t freed_before = memory.SettleToken();
-  const absl::Status status = runtime.driver().DeviceSynchronize(device);
+  const absl::Status status = WhileHostWaits(
+      [&] { return runtime.driver().DeviceSynchronize(device); });
   if (status.ok()) memory.Settle(/*stream=*/nullptr, freed_before);
   ReleaseCompletedWork();
   ThrowIfFailed(status, device, /*stream=*/nullptr);
@@ -530,8 +530,7 @@ void ReleaseCompletedWork() { Completed().DestroyAll(); }
 
 void WaitForEnqueuedWork(c10::DeviceIndex device) {
   LaunchGatheredWork();
-  ReleaseHostWorkersBeforeWaiting();
-  InFlight().AwaitNoneInFlight(device);
+  WhileHostWaits([device] { InFlight().AwaitNoneInFlight(device); });
   ReleaseCompletedWork();
 }
 

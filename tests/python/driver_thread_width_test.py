@@ -134,3 +134,42 @@ torch.openreg.synchronize()
 print(json.dumps({"pool": with_pool - without_pool, "after_waiting": names()[main_thread] - without_pool}))
 """)
     assert counts == {"pool": 1, "after_waiting": 0}, counts
+
+
+# A graph replay runs its recorded kernels as one piece of work; they are
+# judged one by one (Note [OpenMP width of driver threads]). 300k-element adds
+# are short parallel kernels: a replay of 200 is ~6 ms, long as a whole.
+CAPTURE_SHORT_KERNELS = """
+x = torch.randn(300_000, device="openreg")
+graph = torch.openreg.Graph()
+x.add_(1)
+torch.openreg.synchronize()
+with torch.openreg.graph(graph):
+    for _ in range(200):
+        x.add_(1)
+torch.openreg.synchronize()
+"""
+
+
+def test_replayed_short_kernels_leave_a_core_to_a_busy_host():
+    # The host polls instead of waiting: it stays busy, as it is with the next
+    # step's Python under torch.compile's reduce-overhead mode.
+    counts = run(CAPTURE_SHORT_KERNELS + """
+stream = torch.openreg.current_stream()
+for _ in range(10):
+    graph.replay()
+while not stream.query():
+    pass
+print(json.dumps({"pooled": pooled("openreg_stream")}))
+""")
+    assert counts == {"pooled": 0}, counts
+
+
+def test_replayed_short_kernels_use_every_thread_while_the_host_waits():
+    counts = run(CAPTURE_SHORT_KERNELS + """
+for _ in range(10):
+    graph.replay()
+torch.openreg.synchronize()
+print(json.dumps({"pooled": pooled("openreg_stream")}))
+""")
+    assert counts == {"pooled": 1}, counts

@@ -245,9 +245,10 @@ void CapturedGraph::IssueForReplay() const {
   for (const std::function<void()>& issue : replay_issues_) issue();
 }
 
-void RunSegment(CapturedSegment& segment) {
+void RunSegment(CapturedSegment& segment,
+                absl::FunctionRef<void(CapturedWork&)> run_work) {
   for (auto& node : segment.nodes) {
-    std::visit(Overloaded{[](CapturedWork& work) { work.run(); },
+    std::visit(Overloaded{[&](CapturedWork& work) { run_work(work); },
                           [](const CapturedCopy& copy) {
                             std::memcpy(copy.dst, copy.src, copy.bytes);
                           }},

@@ -47,6 +47,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
@@ -74,7 +75,10 @@ struct CapturedSegment {
 };
 
 // Runs a segment's nodes in order; on the driver's thread, inside a launch.
-void RunSegment(CapturedSegment& segment);
+// Each recorded piece of work runs through `run_work`, which calls it; the
+// graph's replay judges each kernel's OpenMP width there.
+void RunSegment(CapturedSegment& segment,
+                absl::FunctionRef<void(CapturedWork&)> run_work);
 
 // A source of fresh random state per replay: `draw` runs on the replaying
 // thread (it takes a seed from a device generator), `reseed` on the driver's

@@ -39,8 +39,16 @@ TEST(CapturedGraphTest, SingleStreamWorkIsOneLaunchRunInOrder) {
   EXPECT_EQ(graph.launch_count(), 1);
   EXPECT_EQ(graph.node_count(), 6);
   auto& launch = std::get<CapturedGraph::Launch>(graph.steps()[0]);
-  for (int replay = 0; replay < 2; ++replay) RunSegment(*launch.segment);
+  int works_run = 0;
+  for (int replay = 0; replay < 2; ++replay) {
+    RunSegment(*launch.segment, [&works_run](CapturedWork& work) {
+      ++works_run;
+      work.run();
+    });
+  }
   EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
+  // Work, not copies, goes through the caller's runner.
+  EXPECT_EQ(works_run, 10);
   EXPECT_EQ(dst, 7);
   EXPECT_THAT(graph.DebugString(), HasSubstr("1 launch(es) per replay"));
 }
