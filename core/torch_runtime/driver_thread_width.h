@@ -76,7 +76,9 @@
 //
 // Thread-safety: the width state is per driver thread, and whether a host
 // thread's work goes to driver threads is per host thread (both
-// thread_local). Every function may be called from any thread.
+// thread_local). The count of host threads waiting is one process-wide
+// atomic, read without ordering: a stale read misplaces one kernel's time in
+// a window of many. Every function may be called from any thread.
 #ifndef OPENREG_CORE_TORCH_RUNTIME_DRIVER_THREAD_WIDTH_H_
 #define OPENREG_CORE_TORCH_RUNTIME_DRIVER_THREAD_WIDTH_H_
 
