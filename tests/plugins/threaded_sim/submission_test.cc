@@ -369,8 +369,6 @@ TEST(WorkQueueTest, ConcurrentProducersAndConsumerLoseNothing) {
   EXPECT_LE(queue.nodes_allocated(), 16u);
 }
 
-// Events complete their versions in any order; event_query and waits of a
-// completed version take a lock-free path.
 // --- Room in a stream's queue (Note [Room counted from two reads]) ---------
 
 TEST(QueueRoomTest, ABacklogBelowTheDepthLeavesRoom) {
@@ -397,6 +395,8 @@ TEST(QueueRoomTest, AFinishedCountPastTheEnqueuedCountReadFirstLeavesRoom) {
   EXPECT_EQ(FinishedCountToWaitFor(0, 1, 2), std::nullopt);
 }
 
+// Events complete their versions in any order; event_query and waits of a
+// completed version take a lock-free path.
 TEST(EventTest, VersionsCompleteInAnyOrder) {
   Event event(nullptr, 0, 0);
   EXPECT_TRUE(event.IsComplete(0));
