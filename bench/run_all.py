@@ -193,6 +193,13 @@ def spread(sorted_ratios):
     return [sorted_ratios[trim], sorted_ratios[-1 - trim]]
 
 
+def pair_ratios(kind, openreg, reference):
+    """The ratio of each pair, sorted: openreg / reference, or reference / openreg for a speed-up."""
+    if kind == "speedup":
+        return sorted(r / o for o, r in zip(openreg, reference))
+    return sorted(o / r for o, r in zip(openreg, reference))
+
+
 def summarize(row):
     """Adds medians, ratio medians and spreads per driver, and target verdicts."""
     for driver, data in row["per_driver"].items():
@@ -200,10 +207,7 @@ def summarize(row):
         data["median"] = statistics.median(openreg)
         if reference:
             data["reference_median"] = statistics.median(reference)
-            if row["kind"] == "speedup":
-                ratios = sorted(r / o for o, r in zip(openreg, reference))
-            else:
-                ratios = sorted(o / r for o, r in zip(openreg, reference))
+            ratios = pair_ratios(row["kind"], openreg, reference)
             data["ratio"] = statistics.median(ratios)
             data["spread"] = spread(ratios)
         target = target_for(row["group"], row["name"], driver)
