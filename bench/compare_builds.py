@@ -106,7 +106,7 @@ def print_row_ratios(samples, driver, rounds):
         print(name)
         medians = {}
         for build in BUILDS:
-            runs = samples[build].get(name, [])
+            runs = samples[build][name]
             medians[build] = statistics.median(runs)
             print(f"  {build:6} median {medians[build]:.3f}  runs {' '.join(f'{r:.3f}' for r in runs)}")
         print(f"  after/before {medians['after'] / medians['before']:.3f}")

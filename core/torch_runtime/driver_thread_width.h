@@ -60,9 +60,10 @@
 // replays forward and backward while the host runs the rest), and every
 // parallel region's barrier waited for a team-mate the host had displaced:
 // the example's compiled step took 2.0-3.5 ms on threaded_sim against
-// 0.9-1.3 ms eager, and 1.1-1.2 ms judged by parts. Judged by their lengths alone, the kernels of a replay the
-// host only waits for ran on one thread with the other core idle
-// (docs/performance.md, "A graph replay's kernels judged one by one").
+// 0.9-1.3 ms eager, and 1.1-1.2 ms judged by parts. Judged by their lengths
+// alone, the kernels of a replay the host only waits for ran on one thread
+// with the other core idle (docs/performance.md, "A graph replay's kernels
+// judged one by one").
 //
 // The price is determinism, as with CUDA's fastest kernels: some of ATen's
 // CPU kernels split their work by the team size (parallel reductions, the
