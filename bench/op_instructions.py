@@ -35,6 +35,8 @@ OPS = {
     "mul_": "a.mul_(1.0)",
     "view": "b.view(16)",
     "empty": "torch.empty(256, device=device)",
+    # A convolution goes through the boxed CPU fallback, with its own memory format question.
+    "conv2d": "torch.nn.functional.conv2d(image, kernel, padding=1)",
 }
 
 WORKER = """
@@ -42,6 +44,7 @@ import sys, torch
 device, n = sys.argv[1], int(sys.argv[2])
 a = torch.ones(16, device=device)
 b = torch.ones(4, 4, device=device)
+image, kernel = torch.ones(1, 1, 4, 4, device=device), torch.ones(1, 1, 3, 3, device=device)
 op = lambda: {expression}
 for _ in range(200):
     op()
