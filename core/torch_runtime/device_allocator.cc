@@ -60,6 +60,14 @@ c10::DataPtr DeviceAllocator::allocate(size_t size) {
 c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size) {
   Runtime& runtime = RuntimeForDevice(device);
   runtime.MarkDeviceUsed(device);
+  // No memory for no bytes, as CUDA's caching allocator and PyTorch's CPU
+  // allocator do: an empty tensor holds a null pointer and no block, and the
+  // many empty tensors kernels make (oneDNN's convolution makes five a call)
+  // cost the pool nothing.
+  if (size == 0) {
+    return c10::DataPtr(nullptr, nullptr, &FreeDeviceBlock,
+                        OpenRegDevice(device));
+  }
   auto reclaim = [&] {
     // Queued work owns memory until it has run; on a user thread, let it
     // finish. Inside work that would wait for itself.
@@ -93,7 +101,9 @@ bool OrderedOnStream(const c10::Storage& storage, openreg_stream stream) {
   const c10::DataPtr& data = storage.data_ptr();
   // The block is allocated for as long as the storage holds it, and its
   // stream is set before the DataPtr exists and unchanged until the free.
+  // An empty storage has no block, and nothing to order.
   return stream != nullptr && data.get_deleter() == &FreeDeviceBlock &&
+         data.get_context() != nullptr &&
          static_cast<const Block*>(data.get_context())->stream == stream;
 }
 

@@ -87,7 +87,8 @@ DeviceAllocator& GetStorageAllocator();
 // full even after releasing the cache and waiting for queued work.
 // Allocated from the host, outside capture, the memory is stream-ordered on
 // the current stream (Note [Stream-ordered reuse]); the DataPtr's context is
-// then the allocator's block, not the address.
+// then the allocator's block, not the address. Zero bytes take no memory:
+// a null pointer and no block.
 c10::DataPtr AllocateDeviceMemory(c10::DeviceIndex device, size_t size);
 
 // Frees device memory by its address; never throws (a deleter). For memory

@@ -319,3 +319,66 @@ def test_allocation_waits_for_queued_work_that_holds_memory():
     assert result.returncode == 0, result.stderr
     assert "sum: 0" in result.stdout
     assert "waits: 1" in result.stdout
+
+
+def test_zero_byte_allocations_take_no_memory():
+    # As CUDA's caching allocator: an empty tensor holds a null pointer and no block, and nothing is counted.
+    source = torch.arange(4.0, device="openreg")
+    torch.openreg.synchronize()
+    before = torch.openreg.memory_stats()
+    empties = [torch.empty(0, device="openreg"), torch.ones(0, 3, device="openreg"), source[:0].clone()]
+    after = torch.openreg.memory_stats()
+    assert [t.untyped_storage().data_ptr() for t in empties] == [0, 0, 0]
+    for key in ("allocation.all.allocated", "allocation.all.current", "allocated_bytes.all.current"):
+        assert after[key] == before[key], key
+
+    # Empty tensors work as before: copied both ways, used on another stream, grown into real memory.
+    assert empties[1].cpu().shape == (0, 3)
+    assert torch.zeros(0).to("openreg").untyped_storage().data_ptr() == 0
+    side = torch.openreg.Stream()
+    with torch.openreg.stream(side):
+        doubled = empties[1] * 2
+    empties[1].record_stream(side)
+    side.synchronize()
+    assert doubled.shape == (0, 3)
+    grown = empties[0].resize_(8).fill_(2.0)
+    assert grown.untyped_storage().data_ptr() != 0
+    assert grown.cpu().tolist() == [2.0] * 8
+    assert torch.openreg.memory_stats()["allocation.all.current"] == before["allocation.all.current"] + 1
+
+
+def _empty_inside_kernel(x):
+    scratch = torch.empty(0)  # made inside the kernel, as oneDNN's convolution makes five a call
+    del scratch
+    return x * 2, torch.empty(0, 5)
+
+
+def _blocks_allocated_by(op, x):
+    op(x)  # the first call learns the results' shapes
+    torch.openreg.synchronize()
+    before = torch.openreg.memory_stats()["allocation.all.allocated"]
+    results = op(x)
+    torch.openreg.synchronize()
+    return torch.openreg.memory_stats()["allocation.all.allocated"] - before, results
+
+
+def test_empty_tensors_a_kernel_makes_take_no_memory():
+    library = torch.library.Library("openreg_zero_byte_test", "DEF")
+    try:
+        library.define("doubled(Tensor x) -> Tensor")
+        library.impl("doubled", lambda x: x * 2, "CPU")
+        library.impl("doubled", torch.empty_like, "Meta")
+        library.define("empty_inside(Tensor x) -> (Tensor, Tensor)")
+        library.impl("empty_inside", _empty_inside_kernel, "CPU")
+        library.impl("empty_inside", lambda x: (torch.empty_like(x), x.new_empty(0, 5)), "Meta")
+        x = torch.arange(8.0, device="openreg")
+        alone, _ = _blocks_allocated_by(torch.ops.openreg_zero_byte_test.doubled.default, x)
+        with_empties, (doubled, empty) = _blocks_allocated_by(torch.ops.openreg_zero_byte_test.empty_inside.default, x)
+        # Neither the kernel's empty scratch nor the empty result takes a block.
+        assert (alone, with_empties) == (alone, alone)
+        assert alone >= 1
+        assert doubled.device.type == empty.device.type == "openreg"
+        assert empty.shape == (0, 5) and empty.untyped_storage().data_ptr() == 0
+        assert doubled.cpu().tolist() == [2.0 * i for i in range(8)]
+    finally:
+        library._destroy()
