@@ -199,7 +199,10 @@ struct Overload {
 // overloads it has (kFunctional, kInPlace, kOut) and provides
 //   Enqueue(self, out, rest...): enqueues the op's loop writing `out` (null:
 //   a fresh result) and returns the result, or nothing when the loop cannot
-//   take the call and the CPU fallback must.
+//   take the call and the CPU fallback must;
+// and optionally
+//   FunctionalFallback(self, rest...): what a functional call the loop does
+//   not take runs instead of the CPU fallback of the functional overload.
 template <typename Kernel, typename... Rest>
 struct Forms {
   static at::Tensor Functional(const at::Tensor& self, Rest... rest) {
@@ -208,7 +211,11 @@ struct Forms {
     if (auto result = Kernel::Enqueue(self, nullptr, rest...)) {
       return *std::move(result);
     }
-    return Fallback(op, self, rest...);
+    if constexpr (requires { Kernel::FunctionalFallback(self, rest...); }) {
+      return Kernel::FunctionalFallback(self, rest...);
+    } else {
+      return Fallback(op, self, rest...);
+    }
   }
 
   static at::Tensor& InPlace(at::Tensor& self, Rest... rest) {

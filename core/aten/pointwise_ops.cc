@@ -2,8 +2,9 @@
 // bookkeeping: the ones real training steps run most after add/sub/mul/div
 // (docs/performance.md, "More ops through TensorIterator"): Adam's update
 // (lerp_, addcmul_, sqrt, addcdiv_, which torch's _foreach_ ops call once per
-// parameter on openreg), ReLU and its backward, and fill_/zero_ (gradient
-// buffers, zeros).
+// parameter on openreg), ReLU and its backward, a power by a number (a
+// squared error, and its backward), and fill_/zero_ (gradient buffers,
+// zeros).
 //
 // Each op builds ATen's TensorIterator over the openreg tensors on the calling
 // thread, as the CPU kernel configures it, and enqueues the op's CPU loop
@@ -18,10 +19,14 @@
 #include <ATen/native/Fill.h>
 #include <ATen/native/Lerp.h>
 #include <ATen/native/PointwiseOps.h>
+#include <ATen/native/Pow.h>
 #include <ATen/native/TensorCompare.h>
 #include <ATen/native/UnaryOps.h>
+#include <ATen/ops/pow_compositeexplicitautogradnonfunctional_dispatch.h>
 #include <torch/library.h>
 
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -198,6 +203,76 @@ struct LerpOp {
   }
 };
 
+// Copies a unary iterator's input into its output, bit for bit: what ATen's
+// pow computes for the exponent 1 (it copies). Overlap is ATen's to refuse
+// at the build, except an in-place call's, where out and in are the same
+// memory; memmove is defined for that.
+void CopyInputToOutput(at::TensorIteratorBase& iter) {
+  const int64_t element_size = iter.element_size(0);
+  iter.for_each([element_size](char** data, const int64_t* strides,
+                               int64_t inner_size, int64_t outer_size) {
+    // strides: the output's and the input's inner strides, then their
+    // outer ones.
+    for (int64_t outer = 0; outer < outer_size; ++outer) {
+      char* out = data[0] + outer * strides[2];
+      const char* in = data[1] + outer * strides[3];
+      if (strides[0] == element_size && strides[1] == element_size) {
+        std::memmove(out, in, inner_size * element_size);
+        continue;
+      }
+      for (int64_t i = 0; i < inner_size; ++i) {
+        std::memmove(out + i * strides[0], in + i * strides[1], element_size);
+      }
+    }
+  });
+}
+
+// self ** exponent, the exponent a number: x ** 2 in a squared error, and
+// self ** 1 in its backward. ATen's CPU kernel fills with ones for the
+// exponent 0, copies self for 1 and runs its pow loop otherwise. The loop
+// takes floating and complex tensors whose result keeps their dtype (not a
+// real tensor to a complex power). Integer tensors stay on the fallback: their
+// loop converts the exponent with an overflow check and ATen refuses negative
+// integer powers of them. So do booleans and symbolic numbers as exponents,
+// and the exponent 0, whose fill is a loop over the output alone.
+struct PowOp {
+  static constexpr const char* kName = "aten::pow";
+  static constexpr Overload kFunctional{"aten::pow", "Tensor_Scalar"};
+  static constexpr Overload kInPlace{"aten::pow_", "Scalar"};
+  static constexpr Overload kOut{"aten::pow", "Tensor_Scalar_out"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& self,
+                    const c10::Scalar& exponent) {
+    if (exponent.isBoolean() || exponent.isSymbolic()) return false;
+    if (exponent.isComplex() && !self.is_complex()) return false;
+    return !exponent.equal(0.0) && LoopTakes({&self}, out, FloatingOrComplex);
+  }
+  static void Check(const at::Tensor& /*self*/,
+                    const c10::Scalar& /*exponent*/) {}
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self, const c10::Scalar& /*exponent*/) {
+    iter.build_unary_op(out, self);
+  }
+  // The fallback sizes a functional call's result with the op's Meta kernel,
+  // and pow's (PyTorch's Python reference) gives a bool tensor to a bool
+  // power int64 where the CPU gives bool. ATen's structured wrapper, which
+  // ran every functional pow before this loop, sizes it with ATen's own meta
+  // function and computes through pow's out= form, which comes back to Out.
+  static at::Tensor FunctionalFallback(const at::Tensor& self,
+                                       const c10::Scalar& exponent) {
+    return at::compositeexplicitautogradnonfunctional::pow(self, exponent);
+  }
+  static auto Loop(const c10::Scalar& exponent) {
+    const bool copies = exponent.equal(1.0);
+    return [exponent, copies](at::TensorIteratorBase& it) {
+      if (copies) {
+        CopyInputToOutput(it);
+      } else {
+        at::native::pow_tensor_scalar_stub(kCpu, it, exponent);
+      }
+    };
+  }
+};
+
 // Fills `self` with a number; ATen's fill allows a self-overlapping tensor
 // (an expanded one) and never resizes it.
 struct FillOp {
@@ -258,6 +333,7 @@ using Addcmul = Forms<Pointwise<AddcOp<AddcmulVariant>>, const at::Tensor&,
 using Addcdiv = Forms<Pointwise<AddcOp<AddcdivVariant>>, const at::Tensor&,
                       const at::Tensor&, const c10::Scalar&>;
 using Lerp = Forms<Pointwise<LerpOp>, const at::Tensor&, const c10::Scalar&>;
+using Pow = Forms<Pointwise<PowOp>, const c10::Scalar&>;
 using Fill = Forms<Pointwise<FillOp>, const c10::Scalar&>;
 
 // ATen's zero_ is fill_ with 0 outside the CPU.
@@ -282,6 +358,9 @@ void RegisterPointwiseKernels(torch::Library& m) {
   m.impl("lerp.Scalar", TORCH_FN(Lerp::Functional));
   m.impl("lerp_.Scalar", TORCH_FN(Lerp::InPlace));
   m.impl("lerp.Scalar_out", TORCH_FN(Lerp::Out));
+  m.impl("pow.Tensor_Scalar", TORCH_FN(Pow::Functional));
+  m.impl("pow_.Scalar", TORCH_FN(Pow::InPlace));
+  m.impl("pow.Tensor_Scalar_out", TORCH_FN(Pow::Out));
   m.impl("fill_.Scalar", TORCH_FN(Fill::InPlace));
   m.impl("zero_", TORCH_FN(Zero));
 }

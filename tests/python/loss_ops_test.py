@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from openreg_testing import assert_same, seeded_tensor
+from openreg_testing import CountingMeta, assert_same, seeded_tensor
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
@@ -185,22 +185,6 @@ def test_operands_stay_alive_and_streams_are_ordered():
     for _ in range(3):
         expected = expected + F.softmax(expected, 1)
     assert_same(total, F.log_softmax(expected, 1))
-
-
-class CountingMeta:
-    """Replaces the Meta kernels of `ops` with ones that count their calls: the
-    CPU fallback sizes fresh results with them (core/aten/meta_shapes.h), the
-    direct kernels call ATen's C++ meta functions themselves."""
-
-    def __init__(self):
-        self.calls = []
-        self.library = torch.library.Library("aten", "IMPL")
-
-    def replace(self, op, result):
-        def counted(*arguments):
-            self.calls.append(op)
-            return result(*arguments)
-        self.library.impl(op, counted, "Meta")
 
 
 def test_the_direct_kernels_do_not_take_the_fallback():

@@ -62,3 +62,19 @@ def use_shared_inductor_cache() -> None:
     if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(home, ".cache", "openreg", "inductor")
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+
+
+class CountingMeta:
+    """Replaces the Meta kernels of `ops` with ones that count their calls: the
+    CPU fallback sizes fresh results with them (core/aten/meta_shapes.h), the
+    direct kernels call ATen's C++ meta functions themselves."""
+
+    def __init__(self):
+        self.calls = []
+        self.library = torch.library.Library("aten", "IMPL")
+
+    def replace(self, op, result):
+        def counted(*arguments, **keywords):
+            self.calls.append(op)
+            return result(*arguments, **keywords)
+        self.library.impl(op, counted, "Meta")

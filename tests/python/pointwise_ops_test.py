@@ -1,4 +1,4 @@
-"""sqrt, relu, threshold_backward, addcmul, addcdiv, lerp, fill_ and zero_ on
+"""sqrt, relu, threshold_backward, addcmul, addcdiv, lerp, pow by a number, fill_ and zero_ on
 openreg (core/aten/pointwise_ops.cc): the TensorIterator path and the CPU
 fallback it hands other calls to give the CPU's results, dtypes and errors in
 every form (functional, in-place, out=), and optimizers that use them train as
@@ -7,7 +7,7 @@ on the CPU."""
 import pytest
 import torch
 
-from openreg_testing import assert_same, seeded_tensor
+from openreg_testing import CountingMeta, assert_same, seeded_tensor
 
 # Dtypes the loops run, and ones they leave to the fallback.
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.int64, torch.int32, torch.uint8, torch.bool,
@@ -104,6 +104,83 @@ def test_fill_and_zero(dtype):
     for value in [0, 3, 2.5, True]:
         same_or_same_error(lambda t: t.fill_(value), sample(dtype, (3, 5)))
     same_or_same_error(lambda t: t.zero_(), sample(dtype, (3, 5)))
+
+
+# The exponents ATen's pow treats apart (0 fills, 1 copies; 2, 3, 0.5, -0.5, -1 and -2 have exact loops), others,
+# and those the loop leaves to the fallback (0, booleans, a complex power of a real tensor).
+EXPONENTS = [2, 3, 0.5, -0.5, -1, -2, 2.5, -1.5, 1, 1.0, 0, 0.0, True, 1 + 1j]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("exponent", EXPONENTS, ids=repr)
+def test_pow_by_a_number_gives_the_cpus_bits_in_every_form(exponent, dtype):
+    base = sample(dtype, (4, 5, 3))
+    # Bit for bit: the loop is the CPU's, and self ** 1 is a copy (NaNs where the CPU's are: negative bases).
+    exact = {"rtol": 0, "atol": 0, "equal_nan": True}
+
+    def in_place(self):
+        result = self.pow_(exponent)
+        assert result is self
+        return self
+
+    def with_out(self):
+        out = torch.empty(0, dtype=self.dtype, device=self.device)
+        assert torch.pow(self, exponent, out=out) is out
+        return out
+
+    for function in [lambda t: torch.pow(t, exponent), lambda t: t ** exponent, in_place, with_out]:
+        device_base = base.openreg()
+        try:
+            expected = function(base.clone())
+        except RuntimeError as cpu_error:
+            with pytest.raises(RuntimeError, match=str(cpu_error).split("\n")[0][:40]):
+                function(device_base)
+                torch.openreg.synchronize()
+            continue
+        result = function(device_base)
+        assert result.dtype == expected.dtype and result.stride() == expected.stride()
+        assert_same(result, expected, **exact)
+
+
+def test_pow_by_a_number_takes_the_loop_and_leaves_the_rest_to_the_fallback():
+    counting = CountingMeta()
+    # The fallback sizes its results with the op's Meta kernel (a functional call it does not take computes
+    # through the out= form); the loop never asks it.
+    counting.replace("pow.Tensor_Scalar", lambda t, exponent: torch.empty_like(
+        t, dtype=torch.result_type(t, exponent)))
+    counting.replace("pow.Tensor_Scalar_out", lambda t, exponent, *, out: out.resize_(t.shape))
+    try:
+        # A shape no other test uses, so no cached meta result hides a call.
+        x = seeded_tensor(torch.float32, (9, 7)).openreg()
+        for exponent in [2, 1, 0.5, 2.5]:
+            torch.pow(x, exponent)
+            x.clone().pow_(exponent)
+            torch.pow(x, exponent, out=torch.empty(0, device="openreg"))
+        torch.openreg.synchronize()
+        assert counting.calls == []
+        torch.pow(seeded_tensor(torch.int64, (9, 7)).openreg(), 2)
+        torch.pow(x, 0)
+        torch.pow(x, True, out=torch.empty(0, device="openreg"))
+        torch.openreg.synchronize()
+        assert counting.calls == ["pow.Tensor_Scalar_out"] * 3
+    finally:
+        counting.library._destroy()
+
+
+def test_pow_of_views_and_errors_at_the_call():
+    a = sample(torch.float64, (6, 8)).abs() + 0.5
+    da = a.openreg()
+    assert_same(da.t()[::2] ** 3, a.t()[::2] ** 3, rtol=0, atol=0)
+    assert_same(torch.pow(da[:, 1::3], 1), torch.pow(a[:, 1::3], 1), rtol=0, atol=0)
+    da[1:4].pow_(0.5)
+    a[1:4].pow_(0.5)
+    assert_same(da, a, rtol=0, atol=0)
+    # Raised by the calling thread, before anything is enqueued.
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
+        torch.pow(da, 2, out=da[:, :1].expand(6, 8))
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        torch.pow(torch.ones(3, dtype=torch.int64, device="openreg"), -1)
+    assert_same(da ** 2, a ** 2, rtol=0, atol=0)
 
 
 def test_views_and_non_contiguous_operands():
