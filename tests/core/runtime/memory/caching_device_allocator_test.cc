@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/runtime/memory/size_classes.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/core/runtime/memory/memory_test_driver.h"
@@ -24,13 +25,18 @@ void NoReclaim() {}
 
 class CachingDeviceAllocatorTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override {
-    driver_ = LoadTestDriver(GetParam(), uint64_t{256} << 20, kDevices);
+  void SetUp() override { Load(uint64_t{256} << 20); }
+  void TearDown() override { allocator_.reset(); }
+
+  // A new driver with `device_memory` bytes per device, and an allocator on
+  // it.
+  void Load(uint64_t device_memory) {
+    allocator_.reset();
+    driver_ = LoadTestDriver(GetParam(), device_memory, kDevices);
     ASSERT_NE(driver_, nullptr);
     allocator_ = std::make_unique<CachingDeviceAllocator>(*driver_, kDevices,
                                                           AllocatorConfig());
   }
-  void TearDown() override { allocator_.reset(); }
 
   std::unique_ptr<Driver> driver_;
   std::unique_ptr<CachingDeviceAllocator> allocator_;
@@ -64,6 +70,14 @@ TEST_P(CachingDeviceAllocatorTest, RefusesPointersItDidNotHandOut) {
 TEST_P(CachingDeviceAllocatorTest, StressManyThreadsAndStreams) {
   constexpr int kThreads = 8;
   constexpr int kIterations = 400;
+  // This tests thread safety, not capacity, so the devices hold the worst
+  // case: every thread holding 7 blocks (it frees one once it holds more
+  // than 6), each alone in a 20 MiB segment (the segment of a block of
+  // 1-10 MiB), and as much again for freed blocks whose streams' events have
+  // not fired yet. 256 MiB ran out once in CI, 14 MiB allocated and 246 MiB
+  // reserved: segments pinned by a block each.
+  constexpr uint64_t kHeldPerThread = 7;
+  Load(2 * kThreads * kHeldPerThread * kLargeSegmentSize);
   std::vector<std::vector<DriverStream>> streams(kDevices);
   for (int32_t device = 0; device < kDevices; ++device) {
     for (int i = 0; i < 4; ++i) {
