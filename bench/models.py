@@ -178,6 +178,17 @@ MODELS = {
     "LSTM language model, 2 layers, seq 35, batch 20": lstm_language_model,
 }
 
+
+
+def model_named(fragment):
+    """The first name in MODELS that contains `fragment`, for the tools' --model; a ValueError naming every model
+    if none does."""
+    for name in MODELS:
+        if fragment in name:
+            return name
+    raise ValueError(f"no model name contains {fragment!r}; the models are: {', '.join(MODELS)}")
+
+
 # Calls per timing: about 50 ms of CPU work each.
 CALLS = {"small MLP with Adam": 100}
 DEFAULT_CALLS = 10

@@ -40,12 +40,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=10, help="rounds of the three timings (at least 2)")
     parser.add_argument("--calls", type=int, default=models.DEFAULT_CALLS, help="steps per timing")
     args = parser.parse_args()
-    names = [name for name in models.MODELS if args.model in name]
-    if not names:
-        parser.error(f"no model name contains {args.model!r}; the models are: {', '.join(models.MODELS)}")
+    try:
+        name = models.model_named(args.model)
+    except ValueError as error:
+        parser.error(str(error))
     if args.rounds < 2 or args.calls < 1:
         parser.error(f"--rounds must be at least 2 and --calls at least 1, got {args.rounds} and {args.calls}")
-    name = names[0]
     replay = captured(models.MODELS[name]("openreg", capturable=True))
     cpu, eager = ReferenceProcess("cpu"), ReferenceProcess("openreg")
     timings = {

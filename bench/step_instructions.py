@@ -26,6 +26,8 @@ import re
 import subprocess
 import sys
 
+import models
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 WORKER = """
@@ -63,17 +65,30 @@ def counted(device, name, steps, package, driver):
     command = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=/dev/null",
                sys.executable, "-c", WORKER.format(bench=HERE), device, name, str(steps)]
     result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    names = re.search(r"Events\s*:\s*(.+)", result.stderr)
-    values = re.search(r"Collected\s*:\s*(.+)", result.stderr)
-    if result.returncode != 0 or names is None or values is None:
+    events = collected_events(result.stderr)
+    if result.returncode != 0 or events is None:
         sys.exit(f"step_instructions.py: the counted run on {device} failed:\n{result.stderr[-2000:]}")
+    return events
+
+
+def collected_events(stderr):
+    """{event: count} from callgrind's closing "Events" and "Collected" lines, or None without them."""
+    names = re.search(r"Events\s*:\s*(.+)", stderr)
+    values = re.search(r"Collected\s*:\s*(.+)", stderr)
+    if names is None or values is None:
+        return None
     return dict(zip(names.group(1).split(), (int(value) for value in values.group(1).split())))
 
 
-def main():
-    sys.path.insert(0, HERE)
-    import models
+def per_step(totals, low, high):
+    """{device: {event: count per step}} from the whole runs' totals, keyed by (device, steps)."""
+    devices = sorted({device for device, _ in totals})
+    return {device: {event: (totals[(device, high)][event] - totals[(device, low)][event]) / (high - low)
+                     for event in EVENTS}
+            for device in devices}
 
+
+def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="MLP", help="part of a bench/models.py model name")
     parser.add_argument("--package", metavar="DIR", help="a folder holding the torch_openreg build to count")
@@ -83,21 +98,20 @@ def main():
     low, high = args.counts
     if not 0 <= low < high:
         parser.error(f"--counts needs 0 <= N1 < N2, got {low} {high}")
-    names = [name for name in models.MODELS if args.model in name]
-    if not names:
-        parser.error(f"no model name contains {args.model!r}; the models are: {', '.join(models.MODELS)}")
-    name = names[0]
+    try:
+        name = models.model_named(args.model)
+    except ValueError as error:
+        parser.error(str(error))
     runs = [(device, steps) for device in ("cpu", "openreg") for steps in (low, high)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         totals = dict(zip(runs, pool.map(lambda run: counted(run[0], name, run[1], args.package, args.driver),
                                          runs)))
+    counts = per_step(totals, low, high)
     print(f"{name}, per step (callgrind, one OpenMP thread, openreg on {args.driver}):")
     print(f"  {'':26} {'CPU eager':>12} {'openreg':>12} {'openreg - CPU':>14}")
     for event, label in EVENTS.items():
-        per_step = {device: (totals[(device, high)][event] - totals[(device, low)][event]) / (high - low)
-                    for device in ("cpu", "openreg")}
-        print(f"  {label:26} {per_step['cpu']:12,.0f} {per_step['openreg']:12,.0f} "
-              f"{per_step['openreg'] - per_step['cpu']:+14,.0f}")
+        cpu, openreg = counts["cpu"][event], counts["openreg"][event]
+        print(f"  {label:26} {cpu:12,.0f} {openreg:12,.0f} {openreg - cpu:+14,.0f}")
 
 
 if __name__ == "__main__":

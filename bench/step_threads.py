@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from models import MODELS
+from models import MODELS, model_named
 
 
 def thread_counters():
@@ -49,10 +49,10 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    names = [name for name in MODELS if args.model in name]
-    if not names:
-        parser.error(f"no model name contains {args.model!r}; the models are: {', '.join(MODELS)}")
-    step = MODELS[names[0]](args.device)
+    try:
+        step = MODELS[model_named(args.model)](args.device)
+    except ValueError as error:
+        parser.error(str(error))
     synchronize = torch.openreg.synchronize if args.device == "openreg" else (lambda: None)
     for _ in range(3):
         step()
