@@ -35,6 +35,8 @@ OPS = {
     "mul_": "a.mul_(1.0)",
     "view": "b.view(16)",
     "empty": "torch.empty(256, device=device)",
+    # x ** 2, as a squared error runs it.
+    "pow": "a ** 2",
     # A convolution goes through the boxed CPU fallback, with its own memory format question.
     "conv2d": "torch.nn.functional.conv2d(image, kernel, padding=1)",
 }
