@@ -6,9 +6,9 @@ misses per step, which the machine's load does not move.
 Runs one of bench/models.py's steps (the first whose name contains --model) N1 and N2 times in fresh processes
 under `valgrind --tool=callgrind --cache-sim=yes`, on openreg and on the CPU, and prints per step
 (I(N2) - I(N1)) / (N2 - N1) for each event: start-up and model building cancel out. Each process runs the
-step five times first, and one-time work of the next few steps (caches that are still filling) cancels out as
-long as it falls within the first N1 counted steps of both runs: keep N1 at the default or above. With
---counts 1 3 the MLP read 1.1 M instructions a step more on openreg than on the CPU; with 5 25, 84k fewer.
+step five times first. Few counted steps do not average out work that one run does once and the other does
+not (a cache still filling, a garbage collection): with --counts 1 3 the MLP read 1.1 M instructions a step
+more on openreg than on the CPU, with the default 5 25 84k fewer. Keep the defaults or larger counts.
 
 Why the cache misses: a tight loop of one op keeps openreg's code in the instruction cache, so op_instructions.py
 and the tiny-op rows see the per-op path's instructions only. A model step runs dozens of different ops between
