@@ -179,7 +179,6 @@ MODELS = {
 }
 
 
-
 def model_named(fragment):
     """The first name in MODELS that contains `fragment`, for the tools' --model; a ValueError naming every model
     if none does."""

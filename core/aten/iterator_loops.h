@@ -206,14 +206,14 @@ struct Overload {
 template <typename Kernel, typename... Rest>
 struct Forms {
   static at::Tensor Functional(const at::Tensor& self, Rest... rest) {
-    static const c10::OperatorHandle op =
-        Op(Kernel::kFunctional.name, Kernel::kFunctional.overload);
     if (auto result = Kernel::Enqueue(self, nullptr, rest...)) {
       return *std::move(result);
     }
     if constexpr (requires { Kernel::FunctionalFallback(self, rest...); }) {
       return Kernel::FunctionalFallback(self, rest...);
     } else {
+      static const c10::OperatorHandle op =
+          Op(Kernel::kFunctional.name, Kernel::kFunctional.overload);
       return Fallback(op, self, rest...);
     }
   }
