@@ -12,7 +12,9 @@ lengthens the step by its share of the cores instead of overlapping the kernels 
 threaded_sim step's CPU time goes"). On threaded_sim a host thread that keeps
 waking while it waits for the device shows up as voluntary switches of the Python thread matched by involuntary
 ones of the stream's worker, whose OpenMP team then waits for it (docs/performance.md, "Synchronize wake-ups on
-threaded_sim"). Switch counts barely depend on the machine's load, unlike the times.
+threaded_sim"). Switch counts barely depend on the machine's load, unlike the times. The scheduler adds a running
+thread's CPU time to these counters at its clock ticks, so a round must last many ticks (tens of milliseconds) for
+its CPU times to mean anything.
 """
 import argparse
 import os
@@ -50,15 +52,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     try:
-        step = MODELS[model_named(args.model)](args.device)
+        name = model_named(args.model)
     except ValueError as error:
         parser.error(str(error))
+    step = MODELS[name](args.device)
     synchronize = torch.openreg.synchronize if args.device == "openreg" else (lambda: None)
     for _ in range(3):
         step()
     synchronize()
     driver = os.environ.get("OPENREG_DRIVER", "default driver") if args.device == "openreg" else "CPU eager"
-    print(f"{names[0]} on {driver}, per step:")
+    print(f"{name} on {driver}, per step:")
     for _ in range(args.rounds):
         before, start = thread_counters(), time.perf_counter()
         for _ in range(args.steps):
