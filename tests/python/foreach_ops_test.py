@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from openreg_testing import run_python
+from openreg_testing import on_device, run_python
 
 DRIVER = os.environ.get("OPENREG_DRIVER", "cpu_sim")
 # Each index its own shape, as a model's parameters.
@@ -21,12 +21,6 @@ def lists(count, dtype=torch.float32, seed=0):
     generator = torch.Generator().manual_seed(seed)
     return [[(torch.rand(shape, generator=generator) * 4 + 0.5).to(dtype) for shape in SHAPES]
             for _ in range(count)]
-
-
-def on_device(value):
-    if isinstance(value, list):
-        return [on_device(v) for v in value]
-    return value.to("openreg") if isinstance(value, torch.Tensor) else value
 
 
 def assert_lists_equal(device, cpu):

@@ -4,10 +4,12 @@ fallback for the calls that path leaves to it, give the CPU's results, dtypes
 and errors in every form (functional, in-place, out=), on every layout, and a
 training step that uses them matches the CPU's."""
 
+import functools
+
 import pytest
 import torch
 
-from openreg_testing import assert_same
+from openreg_testing import assert_same, same_result_or_error
 
 # Dtypes the direct path runs, and ones it leaves to the fallback.
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128, torch.float16, torch.bfloat16,
@@ -21,10 +23,6 @@ def sample(dtype, shape, seed=0):
     return torch.randint(-4, 5, shape, generator=generator).to(dtype)
 
 
-def on_device(value):
-    return value.to("openreg") if isinstance(value, torch.Tensor) else value
-
-
 def tolerances(dtype):
     # The same CPU implementation on the same values; BLAS may still split
     # the work differently on the stream's thread.
@@ -33,23 +31,8 @@ def tolerances(dtype):
     return {}
 
 
-def same_as_cpu(function, *arguments, **keywords):
-    """`function` on openreg gives the CPU's result, or the CPU's error (at
-    the latest by the next synchronization, where the fallback raises)."""
-    device_arguments = [on_device(a) for a in arguments]
-    device_keywords = {k: on_device(v) for k, v in keywords.items()}
-    try:
-        cpu = function(*arguments, **keywords)
-    except RuntimeError as cpu_error:
-        with pytest.raises(RuntimeError, match=str(cpu_error).split("\n")[0][:40].replace("(", r"\(")
-                           .replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
-            function(*device_arguments, **device_keywords)
-            torch.openreg.synchronize()
-        return
-    device = function(*device_arguments, **device_keywords)
-    assert device.dtype == cpu.dtype
-    assert device.shape == cpu.shape
-    assert_same(device, cpu, **tolerances(cpu.dtype))
+# `function` on openreg gives the CPU's result within those tolerances, or the CPU's error.
+same_as_cpu = functools.partial(same_result_or_error, tolerances=tolerances)
 
 
 # name -> (function, shapes of its tensor arguments, in-place method or None).

@@ -1,11 +1,13 @@
 """Helpers shared by the Python tests."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
 from typing import Dict, Optional
 
+import pytest
 import torch
 
 
@@ -34,6 +36,33 @@ def assert_same(openreg_result: torch.Tensor, cpu_result: torch.Tensor, **tolera
     """The openreg result equals the CPU one: same device type, dtype, shape and values."""
     assert openreg_result.device.type == "openreg", openreg_result.device
     torch.testing.assert_close(openreg_result.cpu(), cpu_result, **tolerances)
+
+
+def on_device(value):
+    """`value` moved to openreg if it is a tensor (each tensor of a list too)."""
+    if isinstance(value, list):
+        return [on_device(v) for v in value]
+    return value.to("openreg") if isinstance(value, torch.Tensor) else value
+
+
+def same_result_or_error(function, *arguments, tolerances=None, **keywords) -> None:
+    """`function` on the arguments moved to openreg gives the CPU's result (dtype, shape, values, NaNs where the
+    CPU's are), or raises the CPU's error, at the latest by the next synchronization (the CPU fallback raises on
+    the stream). `tolerances`, a function of the result's dtype, gives torch.testing.assert_close's (its defaults
+    when None). Tensors are moved before the CPU call, which may change them in place."""
+    device_arguments = [on_device(a) for a in arguments]
+    device_keywords = {k: on_device(v) for k, v in keywords.items()}
+    try:
+        cpu = function(*arguments, **keywords)
+    except RuntimeError as cpu_error:
+        with pytest.raises(RuntimeError, match=re.escape(str(cpu_error).split("\n")[0][:40])):
+            function(*device_arguments, **device_keywords)
+            torch.openreg.synchronize()
+        return
+    device = function(*device_arguments, **device_keywords)
+    assert device.dtype == cpu.dtype
+    assert device.shape == cpu.shape
+    assert_same(device, cpu, equal_nan=True, **(tolerances(cpu.dtype) if tolerances else {}))
 
 
 def seeded_tensor(dtype: torch.dtype, shape, seed: int = 0, integers=(-4, 5)) -> torch.Tensor:

@@ -7,7 +7,7 @@ on the CPU."""
 import pytest
 import torch
 
-from openreg_testing import CountingMeta, assert_same, seeded_tensor
+from openreg_testing import CountingMeta, assert_same, same_result_or_error, seeded_tensor
 
 # Dtypes the loops run, and ones they leave to the fallback.
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.int64, torch.int32, torch.uint8, torch.bool,
@@ -17,28 +17,6 @@ DTYPES = [torch.float32, torch.float64, torch.complex64, torch.int64, torch.int3
 def sample(dtype, shape, seed=0):
     # Positive integers: sqrt and addcdiv (which divides) stay defined on them.
     return seeded_tensor(dtype, shape, seed, integers=(1, 9))
-
-
-def on_device(value):
-    return value.to("openreg") if isinstance(value, torch.Tensor) else value
-
-
-def same_or_same_error(function, *arguments, **keywords):
-    """`function` on openreg gives the CPU's result, or raises the CPU's
-    error (by the next synchronization: the fallback raises on the stream)."""
-    # Copied to the device first: an in-place `function` changes its CPU arguments.
-    device_arguments = [on_device(a) for a in arguments]
-    device_keywords = {k: on_device(v) for k, v in keywords.items()}
-    try:
-        cpu = function(*arguments, **keywords)
-    except RuntimeError as cpu_error:
-        with pytest.raises(RuntimeError, match=str(cpu_error).split("\n")[0][:40]):
-            function(*device_arguments, **device_keywords)
-            torch.openreg.synchronize()
-        return
-    device = function(*device_arguments, **device_keywords)
-    assert device.dtype == cpu.dtype
-    assert_same(device, cpu, equal_nan=True)
 
 
 # name -> (function, shapes of its tensor arguments (broadcasting), numbers).
@@ -64,7 +42,7 @@ def arguments_of(name, dtype):
 @pytest.mark.parametrize("name", OPS)
 def test_functional_with_broadcasting(name, dtype):
     function, arguments, keywords = arguments_of(name, dtype)
-    same_or_same_error(function, *arguments, **keywords)
+    same_result_or_error(function, *arguments, **keywords)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -79,7 +57,7 @@ def test_in_place_returns_self(name, dtype):
         assert result is self
         return self
 
-    same_or_same_error(in_place, *arguments, **keywords)
+    same_result_or_error(in_place, *arguments, **keywords)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=str)
@@ -96,14 +74,14 @@ def test_out_resizes_and_returns_out(name, dtype):
         assert result is out
         return out
 
-    same_or_same_error(with_out, *arguments, **keywords)
+    same_result_or_error(with_out, *arguments, **keywords)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_fill_and_zero(dtype):
     for value in [0, 3, 2.5, True]:
-        same_or_same_error(lambda t: t.fill_(value), sample(dtype, (3, 5)))
-    same_or_same_error(lambda t: t.zero_(), sample(dtype, (3, 5)))
+        same_result_or_error(lambda t: t.fill_(value), sample(dtype, (3, 5)))
+    same_result_or_error(lambda t: t.zero_(), sample(dtype, (3, 5)))
 
 
 # The exponents ATen's pow treats apart (0 fills, 1 copies; 2, 3, 0.5, -0.5, -1 and -2 have exact loops), others,
@@ -202,8 +180,8 @@ def test_views_and_non_contiguous_operands():
 
 def test_mixed_dtypes_and_conjugates_take_the_fallback_with_the_same_results():
     floats, doubles = sample(torch.float32, (3, 4), 1), sample(torch.float64, (3, 4), 2)
-    same_or_same_error(torch.addcmul, floats, doubles, floats)
-    same_or_same_error(torch.addcdiv, doubles, floats, doubles, value=2)
+    same_result_or_error(torch.addcmul, floats, doubles, floats)
+    same_result_or_error(torch.addcdiv, doubles, floats, doubles, value=2)
     complex_values = sample(torch.complex64, (5,))
     conjugated = complex_values.openreg().conj()
     assert conjugated.is_conj()
