@@ -236,6 +236,33 @@ struct Forms {
   }
 };
 
+// An op described by `PointwiseOp`, as Forms' kernel. The description gives
+// the op's name for the stream's work, the overloads it has (kFunctional,
+// kInPlace, kOut), and
+//   Takes(out, self, rest...): whether its loop runs this call as the CPU;
+//   Check(self, rest...): ATen's checks beyond the iterator's, at the call;
+//   Build(iter, out, self, rest...): the iterator, as ATen's kernel builds
+//   it, owning its operands (the loop runs after the call returned);
+//   Loop(rest...): the CPU loop, keeping by value what it needs of `rest`.
+template <typename PointwiseOp>
+struct Pointwise : PointwiseOp {
+  template <typename... Rest>
+  static std::optional<at::Tensor> Enqueue(const at::Tensor& self,
+                                           const at::Tensor* out,
+                                           const Rest&... rest) {
+    if (!PointwiseOp::Takes(out, self, rest...)) return std::nullopt;
+    PointwiseOp::Check(self, rest...);
+    at::TensorBase out_base;
+    if (out != nullptr) out_base = *out;
+    return EnqueueLoopWriting(
+        out, self.device().index(), PointwiseOp::kName,
+        [&](at::TensorIteratorBase& iter) {
+          PointwiseOp::Build(iter, out_base, self, rest...);
+        },
+        PointwiseOp::Loop(rest...));
+  }
+};
+
 }  // namespace openreg
 
 #endif  // OPENREG_CORE_ATEN_ITERATOR_LOOPS_H_

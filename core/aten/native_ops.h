@@ -65,8 +65,14 @@ void RegisterElementwiseKernels(torch::Library& m);
 
 // --- Other pointwise ops (pointwise_ops.cc) ----------------------------------
 // Registers sqrt, relu, threshold_backward, addcmul, addcdiv, lerp (scalar
-// weight), fill_ and zero_ with `m` the same way.
+// weight), pow (a number as the exponent), fill_ and zero_ with `m` the same
+// way.
 void RegisterPointwiseKernels(torch::Library& m);
+
+// --- Activations (activation_ops.cc) -----------------------------------------
+// Registers sigmoid, tanh, silu and gelu (functional, in-place, out=) and
+// their backward ops (functional, grad_input=) with `m` the same way.
+void RegisterActivationKernels(torch::Library& m);
 
 // --- Matrix products (matmul_ops.cc) ----------------------------------------
 // Registers mm, bmm (functional, out=), addmm and baddbmm (functional,

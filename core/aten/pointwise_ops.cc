@@ -47,12 +47,9 @@ bool RealNotBool(at::ScalarType dtype) {
 
 bool NotBool(at::ScalarType dtype) { return dtype != at::kBool; }
 
-// One op. Each provides its name for the stream's work, the overloads it has
-// (kFunctional, kInPlace, kOut), and
-//   Takes(out, self, rest...): whether its loop runs this call as the CPU;
-//   Check(self, rest...): ATen's checks beyond the iterator's, at the call;
-//   Build(iter, out, self, rest...): the iterator, as ATen's kernel builds it;
-//   Loop(rest...): the CPU loop, keeping the scalars it needs.
+// Each op below is a Pointwise description (iterator_loops.h). Their
+// iterators own their operands (add_owned_*, or ATen's owning build_*
+// helpers): the loop runs after the call returned.
 
 struct SqrtOp {
   static constexpr const char* kName = "aten::sqrt";
@@ -298,29 +295,6 @@ struct FillOp {
     return [value](at::TensorIterator& it) {
       at::native::fill_stub(kCpu, it, value);
     };
-  }
-};
-
-// The iterators own their operands (add_owned_*, or ATen's owning build_*
-// helpers): the loop runs after the call returned.
-
-// `PointwiseOp` as Forms' kernel.
-template <typename PointwiseOp>
-struct Pointwise : PointwiseOp {
-  template <typename... Rest>
-  static std::optional<at::Tensor> Enqueue(const at::Tensor& self,
-                                           const at::Tensor* out,
-                                           const Rest&... rest) {
-    if (!PointwiseOp::Takes(out, self, rest...)) return std::nullopt;
-    PointwiseOp::Check(self, rest...);
-    at::TensorBase out_base;
-    if (out != nullptr) out_base = *out;
-    return EnqueueLoopWriting(
-        out, self.device().index(), PointwiseOp::kName,
-        [&](at::TensorIteratorBase& iter) {
-          PointwiseOp::Build(iter, out_base, self, rest...);
-        },
-        PointwiseOp::Loop(rest...));
   }
 };
 

@@ -52,6 +52,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          TORCH_FN(ConvolutionBackwardOverrideable));
   RegisterElementwiseKernels(m);
   RegisterPointwiseKernels(m);
+  RegisterActivationKernels(m);
   RegisterMatmulKernels(m);
   RegisterReductionKernels(m);
   RegisterLossKernels(m);

@@ -1,0 +1,240 @@
+// Activations and their gradients without the CPU fallback: sigmoid, tanh,
+// SiLU and GELU, the nonlinearities of recurrent cells, gates and
+// transformers besides ReLU (pointwise_ops.cc). On the fallback a small
+// activation cost 1.2–1.8× the CPU's time, the fallback's per-call
+// bookkeeping (docs/performance.md, "Activations off the fallback").
+//
+// Each is a Pointwise description (iterator_loops.h): the calling thread
+// builds ATen's TensorIterator as the CPU kernel's meta function does, and
+// the stream runs the op's CPU loop. Calls the loops do not take (integer
+// inputs, which sigmoid and tanh promote to float; half and bfloat16; mixed
+// dtypes; lazily conjugated tensors) go to the CPU fallback, exactly as if
+// these kernels were not registered.
+#include <ATen/Context.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/native/Activation.h>
+#include <ATen/native/BinaryOps.h>
+#include <ATen/native/Gelu.h>
+#include <ATen/native/UnaryOps.h>
+#include <torch/library.h>
+
+#include <string_view>
+
+#include "core/aten/iterator_loops.h"
+#include "core/aten/native_ops.h"
+
+namespace openreg {
+namespace {
+
+constexpr c10::DeviceType kCpu = c10::DeviceType::CPU;
+
+bool Floating(at::ScalarType dtype) { return c10::isFloatingType(dtype); }
+
+// An activation of one tensor: `Stub` on an iterator built by `kBuild`.
+// sigmoid and tanh are float ops (ATen's build_unary_float_op), SiLU keeps
+// its input's dtype (build_unary_op); all run on floating and complex
+// tensors.
+template <typename Names, void (at::TensorIteratorBase::*kBuild)(
+                              const at::TensorBase&, const at::TensorBase&),
+          auto& Stub>
+struct UnaryActivation : Names {
+  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
+    return LoopTakes({&self}, out, FloatingOrComplex);
+  }
+  static void Check(const at::Tensor& /*self*/) {}
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self) {
+    (iter.*kBuild)(out, self);
+  }
+  static auto Loop() {
+    return [](at::TensorIteratorBase& it) { Stub(kCpu, it); };
+  }
+};
+
+// The gradient of an activation of one tensor: `Stub` on grad_output and the
+// forward's output (sigmoid, tanh) or input (SiLU), as ATen's
+// build_borrowing_binary_op builds them.
+template <typename Names, auto& Stub>
+struct ActivationBackward : Names {
+  static bool Takes(const at::Tensor* out, const at::Tensor& grad_output,
+                    const at::Tensor& saved) {
+    return LoopTakes({&grad_output, &saved}, out, FloatingOrComplex);
+  }
+  static void Check(const at::Tensor& /*grad_output*/,
+                    const at::Tensor& /*saved*/) {}
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& grad_output, const at::Tensor& saved) {
+    iter.build_binary_op(out, grad_output, saved);
+  }
+  static auto Loop(const at::Tensor& /*saved*/) {
+    return [](at::TensorIteratorBase& it) { Stub(kCpu, it); };
+  }
+};
+
+struct SigmoidNames {
+  static constexpr const char* kName = "aten::sigmoid";
+  static constexpr Overload kFunctional{"aten::sigmoid", ""};
+  static constexpr Overload kInPlace{"aten::sigmoid_", ""};
+  static constexpr Overload kOut{"aten::sigmoid", "out"};
+};
+struct TanhNames {
+  static constexpr const char* kName = "aten::tanh";
+  static constexpr Overload kFunctional{"aten::tanh", ""};
+  static constexpr Overload kInPlace{"aten::tanh_", ""};
+  static constexpr Overload kOut{"aten::tanh", "out"};
+};
+struct SiluNames {
+  static constexpr const char* kName = "aten::silu";
+  static constexpr Overload kFunctional{"aten::silu", ""};
+  static constexpr Overload kInPlace{"aten::silu_", ""};
+  static constexpr Overload kOut{"aten::silu", "out"};
+};
+struct SigmoidBackwardNames {
+  static constexpr const char* kName = "aten::sigmoid_backward";
+  static constexpr Overload kFunctional{"aten::sigmoid_backward", ""};
+  static constexpr Overload kOut{"aten::sigmoid_backward", "grad_input"};
+};
+struct TanhBackwardNames {
+  static constexpr const char* kName = "aten::tanh_backward";
+  static constexpr Overload kFunctional{"aten::tanh_backward", ""};
+  static constexpr Overload kOut{"aten::tanh_backward", "grad_input"};
+};
+struct SiluBackwardNames {
+  static constexpr const char* kName = "aten::silu_backward";
+  static constexpr Overload kFunctional{"aten::silu_backward", ""};
+  static constexpr Overload kOut{"aten::silu_backward", "grad_input"};
+};
+
+// Note [GELU's two CPU kernels]
+// ATen's CPU gelu and gelu_backward compute the exact form ("none") of a
+// contiguous float or bfloat16 tensor of more than one element with oneDNN
+// when oneDNN is enabled (torch.backends.mkldnn.enabled, the default), and
+// on ARM the tanh form too; everything else with their own loop. The two
+// differ in the last bits, so the loop here takes only the calls ATen
+// computes with its loop, and oneDNN's stay on the fallback, which runs
+// ATen's CPU kernel itself. `input` is the forward's input, whose layout
+// decides in the backward too.
+bool CpuGeluRunsItsLoop(const at::Tensor& input,
+                        at::native::GeluType type) {
+#if defined(__aarch64__)
+  const bool onednn_form = true;
+#else
+  const bool onednn_form = type == at::native::GeluType::None;
+#endif
+  const bool onednn_dtype = input.scalar_type() == at::kFloat ||
+                            input.scalar_type() == at::kBFloat16;
+  return !(onednn_form && onednn_dtype &&
+           at::globalContext().userEnabledMkldnn() && input.is_contiguous() &&
+           input.numel() > 1);
+}
+
+// Whether the loop takes a GELU call on `input` with `approximate`. An
+// unknown form is ATen's error, which the fallback raises where the CPU
+// kernel does (after the iterator's own checks).
+bool GeluTakes(const at::Tensor& input, std::string_view approximate) {
+  if (approximate != "none" && approximate != "tanh") return false;
+  return CpuGeluRunsItsLoop(input,
+                            at::native::get_gelutype_enum(approximate));
+}
+
+struct GeluOp {
+  static constexpr const char* kName = "aten::gelu";
+  static constexpr Overload kFunctional{"aten::gelu", ""};
+  static constexpr Overload kInPlace{"aten::gelu_", ""};
+  static constexpr Overload kOut{"aten::gelu", "out"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& self,
+                    std::string_view approximate) {
+    return GeluTakes(self, approximate) && LoopTakes({&self}, out, Floating);
+  }
+  static void Check(const at::Tensor& /*self*/,
+                    std::string_view /*approximate*/) {}
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self, std::string_view /*approximate*/) {
+    iter.build_unary_op(out, self);
+  }
+  static auto Loop(std::string_view approximate) {
+    const at::native::GeluType type =
+        at::native::get_gelutype_enum(approximate);
+    return [type](at::TensorIteratorBase& it) {
+      at::native::GeluKernel(kCpu, it, type);
+    };
+  }
+};
+
+struct GeluBackwardOp {
+  static constexpr const char* kName = "aten::gelu_backward";
+  static constexpr Overload kFunctional{"aten::gelu_backward", ""};
+  static constexpr Overload kOut{"aten::gelu_backward", "grad_input"};
+  static bool Takes(const at::Tensor* out, const at::Tensor& grad_output,
+                    const at::Tensor& self, std::string_view approximate) {
+    return GeluTakes(self, approximate) &&
+           LoopTakes({&grad_output, &self}, out, Floating);
+  }
+  static void Check(const at::Tensor& /*grad_output*/,
+                    const at::Tensor& /*self*/,
+                    std::string_view /*approximate*/) {}
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& grad_output, const at::Tensor& self,
+                    std::string_view /*approximate*/) {
+    iter.build_binary_op(out, grad_output, self);
+  }
+  static auto Loop(const at::Tensor& /*self*/, std::string_view approximate) {
+    const at::native::GeluType type =
+        at::native::get_gelutype_enum(approximate);
+    return [type](at::TensorIteratorBase& it) {
+      at::native::GeluBackwardKernel(kCpu, it, type);
+    };
+  }
+};
+
+using Sigmoid = Forms<Pointwise<UnaryActivation<
+    SigmoidNames, &at::TensorIteratorBase::build_unary_float_op,
+    at::native::sigmoid_stub>>>;
+using Tanh = Forms<Pointwise<UnaryActivation<
+    TanhNames, &at::TensorIteratorBase::build_unary_float_op,
+    at::native::tanh_stub>>>;
+using Silu = Forms<Pointwise<UnaryActivation<
+    SiluNames, &at::TensorIteratorBase::build_unary_op,
+    at::native::silu_stub>>>;
+using SigmoidBackward =
+    Forms<Pointwise<ActivationBackward<SigmoidBackwardNames,
+                                       at::native::sigmoid_backward_stub>>,
+          const at::Tensor&>;
+using TanhBackward =
+    Forms<Pointwise<ActivationBackward<TanhBackwardNames,
+                                       at::native::tanh_backward_stub>>,
+          const at::Tensor&>;
+using SiluBackward =
+    Forms<Pointwise<ActivationBackward<SiluBackwardNames,
+                                       at::native::silu_backward_stub>>,
+          const at::Tensor&>;
+using Gelu = Forms<Pointwise<GeluOp>, std::string_view>;
+using GeluBackward =
+    Forms<Pointwise<GeluBackwardOp>, const at::Tensor&, std::string_view>;
+
+}  // namespace
+
+void RegisterActivationKernels(torch::Library& m) {
+  m.impl("sigmoid", TORCH_FN(Sigmoid::Functional));
+  m.impl("sigmoid_", TORCH_FN(Sigmoid::InPlace));
+  m.impl("sigmoid.out", TORCH_FN(Sigmoid::Out));
+  m.impl("sigmoid_backward", TORCH_FN(SigmoidBackward::Functional));
+  m.impl("sigmoid_backward.grad_input", TORCH_FN(SigmoidBackward::Out));
+  m.impl("tanh", TORCH_FN(Tanh::Functional));
+  m.impl("tanh_", TORCH_FN(Tanh::InPlace));
+  m.impl("tanh.out", TORCH_FN(Tanh::Out));
+  m.impl("tanh_backward", TORCH_FN(TanhBackward::Functional));
+  m.impl("tanh_backward.grad_input", TORCH_FN(TanhBackward::Out));
+  m.impl("silu", TORCH_FN(Silu::Functional));
+  m.impl("silu_", TORCH_FN(Silu::InPlace));
+  m.impl("silu.out", TORCH_FN(Silu::Out));
+  m.impl("silu_backward", TORCH_FN(SiluBackward::Functional));
+  m.impl("silu_backward.grad_input", TORCH_FN(SiluBackward::Out));
+  m.impl("gelu", TORCH_FN(Gelu::Functional));
+  m.impl("gelu_", TORCH_FN(Gelu::InPlace));
+  m.impl("gelu.out", TORCH_FN(Gelu::Out));
+  m.impl("gelu_backward", TORCH_FN(GeluBackward::Functional));
+  m.impl("gelu_backward.grad_input", TORCH_FN(GeluBackward::Out));
+}
+
+}  // namespace openreg
