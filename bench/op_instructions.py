@@ -37,6 +37,9 @@ OPS = {
     "empty": "torch.empty(256, device=device)",
     # x ** 2, as a squared error runs it.
     "pow": "a ** 2",
+    # An activation and an activation's gradient (off the fallback since activation_ops.cc).
+    "sigmoid": "a.sigmoid()",
+    "silu_backward": "torch.ops.aten.silu_backward(a, a)",
     # A convolution goes through the boxed CPU fallback, with its own memory format question.
     "conv2d": "torch.nn.functional.conv2d(image, kernel, padding=1)",
 }

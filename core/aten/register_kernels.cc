@@ -179,6 +179,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
+// mish_backward has a CPU kernel and a CompositeImplicitAutograd one, which
+// ATen runs on a device without a kernel of its own: it computes through
+// sigmoid, tanh and softplus, in another order than the CPU kernel, and
+// rounds differently. The fallback runs the CPU kernel. silu_backward, the
+// other such gradient, has a loop of its own (activation_ops.cc); the last op
+// of that kind, native_channel_shuffle, only moves values
+// (fallback_semantics_test checks that no other op is left).
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mish_backward",
+         torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+}
+
 // Ops with a CPU kernel and a CompositeExplicitAutograd kernel (which ATen
 // runs on every device without a kernel of its own) get the CPU fallback as
 // their openreg kernel. Without it openreg would run the composite, which

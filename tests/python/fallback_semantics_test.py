@@ -170,6 +170,24 @@ def test_ops_with_a_composite_for_other_devices_run_the_cpu_kernels_exactly():
         torch.use_deterministic_algorithms(previous)
 
 
+def test_no_op_with_a_cpu_kernel_runs_an_implicit_composite_on_openreg():
+    # An op with a CPU kernel and a CompositeImplicitAutograd kernel runs that composite on a device without a
+    # kernel of its own: another computation than the CPU's, rounded differently (silu_backward's gradients were
+    # a last bit off the CPU's in 1,932 of 4,096). native_channel_shuffle's only moves values.
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    composites = sorted(name for name in torch._C._dispatch_get_all_op_names()
+                        if name.startswith("aten::") and has(name, "CPU")
+                        and has(name, "CompositeImplicitAutograd") and not has(name, "PrivateUse1"))
+    assert composites == ["aten::native_channel_shuffle"]
+
+
+@pytest.mark.parametrize("op", [torch.ops.aten.silu_backward, torch.ops.aten.mish_backward], ids=str)
+def test_activation_gradients_with_a_composite_for_other_devices_are_the_cpus_bits(op):
+    generator = torch.Generator().manual_seed(0)
+    grad, x = torch.randn(4096, generator=generator), torch.randn(4096, generator=generator)
+    assert_same(op(grad.openreg(), x.openreg()), op(grad, x), atol=0, rtol=0)
+
+
 def _run_composite_cases_on_both_devices():
     x = torch.randn(16, 3, 40) * 5 + 3
     cases = [
