@@ -70,8 +70,9 @@ void RegisterElementwiseKernels(torch::Library& m);
 void RegisterPointwiseKernels(torch::Library& m);
 
 // --- Activations (activation_ops.cc) -----------------------------------------
-// Registers sigmoid, tanh, silu and gelu (functional, in-place, out=) and
-// their backward ops (functional, grad_input=) with `m` the same way.
+// Registers sigmoid, tanh, silu, gelu, leaky_relu, elu and softplus
+// (functional, in-place where ATen has it, out=) and their backward ops
+// (functional, grad_input=) with `m` the same way.
 void RegisterActivationKernels(torch::Library& m);
 
 // --- Matrix products (matmul_ops.cc) ----------------------------------------

@@ -1,7 +1,7 @@
-"""sigmoid, tanh, silu and gelu and their backward ops on openreg (core/aten/activation_ops.cc): the
-TensorIterator path and the CPU fallback it hands other calls to give the CPU's bits, dtypes and errors in
-every form (functional, in-place, out=), GELU's oneDNN calls stay the CPU's, and autograd through them
-matches the CPU's."""
+"""sigmoid, tanh, silu, gelu, leaky_relu, elu and softplus and their backward ops on openreg
+(core/aten/activation_ops.cc): the TensorIterator path and the CPU fallback it hands other calls to give the
+CPU's bits, dtypes and errors in every form (functional, in-place, out=), GELU's oneDNN calls stay the CPU's,
+and autograd through them matches the CPU's."""
 
 import functools
 
@@ -27,40 +27,49 @@ def exact(dtype):
 same_bits_or_error = functools.partial(same_result_or_error, tolerances=exact)
 
 
-# name -> (functional, in-place overload, out= overload). The gelu forms take `approximate`.
+# name -> (functional, in-place overload or None, out= overload, numbers), each taking (self, **numbers).
 FORWARD = {
-    "sigmoid": (torch.sigmoid, aten.sigmoid_, aten.sigmoid.out),
-    "tanh": (torch.tanh, aten.tanh_, aten.tanh.out),
-    "silu": (F.silu, aten.silu_, aten.silu.out),
-    "gelu": (F.gelu, aten.gelu_, aten.gelu.out),
-    "gelu tanh": (functools.partial(F.gelu, approximate="tanh"), aten.gelu_, aten.gelu.out),
+    "sigmoid": (torch.sigmoid, aten.sigmoid_, aten.sigmoid.out, {}),
+    "tanh": (torch.tanh, aten.tanh_, aten.tanh.out, {}),
+    "silu": (F.silu, aten.silu_, aten.silu.out, {}),
+    "gelu": (aten.gelu, aten.gelu_, aten.gelu.out, {}),
+    "gelu tanh": (aten.gelu, aten.gelu_, aten.gelu.out, {"approximate": "tanh"}),
+    "leaky_relu": (aten.leaky_relu, aten.leaky_relu_, aten.leaky_relu.out, {"negative_slope": 0.2}),
+    "elu": (aten.elu, aten.elu_, aten.elu.out, {"alpha": 1.5, "scale": 1.1, "input_scale": 0.9}),
+    "softplus": (aten.softplus, None, aten.softplus.out, {"beta": 2, "threshold": 1.5}),
 }
-# name -> (functional, grad_input= overload, keywords); each takes (grad_output, saved).
+# name -> (functional, grad_input= overload, numbers); each takes (grad_output, saved, *numbers).
 BACKWARD = {
-    "sigmoid_backward": (aten.sigmoid_backward, aten.sigmoid_backward.grad_input, {}),
-    "tanh_backward": (aten.tanh_backward, aten.tanh_backward.grad_input, {}),
-    "silu_backward": (aten.silu_backward, aten.silu_backward.grad_input, {}),
-    "gelu_backward": (aten.gelu_backward, aten.gelu_backward.grad_input, {}),
-    "gelu_backward tanh": (aten.gelu_backward, aten.gelu_backward.grad_input, {"approximate": "tanh"}),
+    "sigmoid_backward": (aten.sigmoid_backward, aten.sigmoid_backward.grad_input, ()),
+    "tanh_backward": (aten.tanh_backward, aten.tanh_backward.grad_input, ()),
+    "silu_backward": (aten.silu_backward, aten.silu_backward.grad_input, ()),
+    "gelu_backward": (aten.gelu_backward, aten.gelu_backward.grad_input, ()),
+    "gelu_backward tanh": (functools.partial(aten.gelu_backward, approximate="tanh"),
+                           functools.partial(aten.gelu_backward.grad_input, approximate="tanh"), ()),
+    "leaky_relu_backward": (aten.leaky_relu_backward, aten.leaky_relu_backward.grad_input, (0.2, False)),
+    "leaky_relu_backward of an in-place forward": (aten.leaky_relu_backward, aten.leaky_relu_backward.grad_input,
+                                                   (0.2, True)),
+    # elu_backward takes its numbers between grad_output and the saved tensor.
+    "elu_backward": (lambda g, s, *n, **o: aten.elu_backward(g, 1.5, 1.1, 0.9, False, s, **o),
+                     lambda g, s, *n, **o: aten.elu_backward.grad_input(g, 1.5, 1.1, 0.9, False, s, **o), ()),
+    "softplus_backward": (aten.softplus_backward, aten.softplus_backward.grad_input, (2, 1.5)),
 }
-
-
-def keywords_of(name):
-    return {"approximate": "tanh"} if name == "gelu tanh" else {}
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", FORWARD)
 def test_every_forward_form_gives_the_cpus_bits(name, dtype):
-    function, in_place, out_overload = FORWARD[name]
+    function, in_place, out_overload, numbers = FORWARD[name]
     # Contiguous (GELU's oneDNN calls, on the fallback) and transposed (GELU's own loop).
     for x in (seeded_tensor(dtype, (6, 5)), seeded_tensor(dtype, (5, 6), 1).t()):
-        same_bits_or_error(function, x)
-        same_bits_or_error(lambda t: out_overload(t, **keywords_of(name), out=torch.empty(0, dtype=t.dtype,
-                                                                                         device=t.device)), x)
+        same_bits_or_error(function, x, **numbers)
+        same_bits_or_error(lambda t: out_overload(t, **numbers, out=torch.empty(0, dtype=t.dtype, device=t.device)),
+                           x)
+        if in_place is None:
+            continue
 
         def in_place_call(t):
-            result = in_place(t, **keywords_of(name))
+            result = in_place(t, **numbers)
             assert result is t
             return t
         same_bits_or_error(in_place_call, x.clone())
@@ -69,14 +78,14 @@ def test_every_forward_form_gives_the_cpus_bits(name, dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", BACKWARD)
 def test_every_backward_form_gives_the_cpus_bits_with_broadcasting(name, dtype):
-    function, out_overload, keywords = BACKWARD[name]
+    function, out_overload, numbers = BACKWARD[name]
     grad_output, saved = seeded_tensor(dtype, (4, 1, 3)), seeded_tensor(dtype, (5, 3), 1)
-    same_bits_or_error(function, grad_output, saved, **keywords)
-    same_bits_or_error(lambda g, s: out_overload(g, s, **keywords, grad_input=torch.empty(0, dtype=g.dtype,
-                                                                                        device=g.device)),
+    same_bits_or_error(function, grad_output, saved, *numbers)
+    same_bits_or_error(lambda g, s: out_overload(g, s, *numbers, grad_input=torch.empty(0, dtype=g.dtype,
+                                                                                      device=g.device)),
                        grad_output, saved)
     # Same shapes, contiguous: GELU's backward then goes to oneDNN on the CPU, so to the fallback here.
-    same_bits_or_error(function, seeded_tensor(dtype, (5, 3), 2), saved, **keywords)
+    same_bits_or_error(function, seeded_tensor(dtype, (5, 3), 2), saved, *numbers)
 
 
 def test_gelu_takes_the_loop_exactly_where_the_cpu_runs_its_own():
@@ -96,6 +105,9 @@ def test_gelu_takes_the_loop_exactly_where_the_cpu_runs_its_own():
         torch.sigmoid(x)
         torch.tanh(x)
         F.silu(x)
+        F.leaky_relu(x, 0.2)
+        F.elu(x)
+        F.softplus(x)
         torch.openreg.synchronize()
         assert counting.calls == []
         # The exact form of a contiguous float tensor is oneDNN's on the CPU: the fallback's.
@@ -128,7 +140,9 @@ def test_gelu_gives_the_cpus_bits_whichever_kernel_the_cpu_picks(onednn):
 
 
 @pytest.mark.parametrize("module", [torch.nn.Sigmoid(), torch.nn.Tanh(), torch.nn.SiLU(), torch.nn.GELU(),
-                                    torch.nn.GELU(approximate="tanh")], ids=repr)
+                                    torch.nn.GELU(approximate="tanh"), torch.nn.LeakyReLU(0.2),
+                                    torch.nn.LeakyReLU(0.2, inplace=True), torch.nn.ELU(0.7),
+                                    torch.nn.ELU(0.7, inplace=True), torch.nn.Softplus(2, 1.5)], ids=repr)
 def test_autograd_through_each_activation_gives_the_cpus_gradients(module):
     x = seeded_tensor(torch.float32, (16, 9))
     grad = seeded_tensor(torch.float32, (16, 9), 1)
@@ -174,5 +188,15 @@ def test_errors_and_the_device_stays_usable():
         torch.openreg.synchronize()
     with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
         F.gelu(torch.ones(3, dtype=torch.complex64, device="openreg").t())
+        torch.openreg.synchronize()
+    # The numbers a loop converts, checked at the call.
+    for call in (lambda: F.leaky_relu(x, 1e300), lambda: F.elu(x, alpha=1e300), lambda: F.softplus(x, 1, 1e300)):
+        with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+            call()
+    with pytest.raises(RuntimeError, match="In-place leakyReLu backward calculation is triggered with a negative slope"):
+        aten.leaky_relu_backward(x, x, -0.1, True)
+        torch.openreg.synchronize()
+    with pytest.raises(RuntimeError, match="In-place elu backward calculation is triggered with a negative slope"):
+        aten.elu_backward(x, -1.0, 1, 1, True, x)
         torch.openreg.synchronize()
     assert_same(torch.sigmoid(x - 1) * 2, torch.ones(2, 3))
