@@ -179,25 +179,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
-// mish_backward has a CPU kernel and a CompositeImplicitAutograd one, which
-// ATen runs on a device without a kernel of its own: it computes through
-// sigmoid, tanh and softplus, in another order than the CPU kernel, and
-// rounds differently. The fallback runs the CPU kernel. silu_backward, the
-// other such gradient, has a loop of its own (activation_ops.cc); the last op
-// of that kind, native_channel_shuffle, only moves values
-// (fallback_semantics_test checks that no other op is left).
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mish_backward",
-         torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
-}
-
-// Ops with a CPU kernel and a CompositeExplicitAutograd kernel (which ATen
-// runs on every device without a kernel of its own) get the CPU fallback as
-// their openreg kernel. Without it openreg would run the composite, which
-// computes in another order than the CPU kernel: native_layer_norm's and
-// native_group_norm's statistics, addr's product and sum differ from the
-// CPU's in the last bits, and through a Transformer's gradients by more than
-// float32's default tolerance (module_db found it). Their backward ops have
+// Ops with a CPU kernel and a composite kernel (CompositeExplicitAutograd or
+// CompositeImplicitAutograd, which ATen runs on every device without a
+// kernel of its own) get the CPU fallback as their openreg kernel, unless
+// they have one already (silu_backward's loop, activation_ops.cc). Without
+// it openreg would run the composite, which computes in another order than
+// the CPU kernel: native_layer_norm's and native_group_norm's statistics,
+// addr's product and sum differ from the CPU's in the last bits, and through
+// a Transformer's gradients by more than float32's default tolerance
+// (module_db found it); mish_backward's and silu_backward's composites
+// round Mish's and SiLU's gradients differently. Their backward ops have
 // CPU kernels only, which the fallback runs already. So do the structured
 // ops whose out= overload has another contract (mse_loss, smooth_l1_loss):
 // their CompositeExplicitAutogradNonFunctional kernel would call that out=
@@ -210,6 +201,8 @@ const bool cpu_kernels_over_composites_registered = [] {
       [](const c10::OperatorHandle& op) {
         return op.hasKernelForDispatchKey(
                    c10::DispatchKey::CompositeExplicitAutograd) ||
+               op.hasKernelForDispatchKey(
+                   c10::DispatchKey::CompositeImplicitAutograd) ||
                (OutOverloadHasOtherContract(op.operator_name()) &&
                 op.hasKernelForDispatchKey(
                     c10::DispatchKey::CompositeExplicitAutogradNonFunctional));
