@@ -30,29 +30,6 @@ namespace {
 
 constexpr c10::DeviceType kCpu = c10::DeviceType::CPU;
 
-bool Floating(at::ScalarType dtype) { return c10::isFloatingType(dtype); }
-
-// An activation of one tensor: `Stub` on an iterator built by `kBuild`.
-// sigmoid and tanh are float ops (ATen's build_unary_float_op), SiLU keeps
-// its input's dtype (build_unary_op); all run on floating and complex
-// tensors.
-template <typename Names, void (at::TensorIteratorBase::*kBuild)(
-                              const at::TensorBase&, const at::TensorBase&),
-          auto& Stub>
-struct UnaryActivation : Names {
-  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
-    return LoopTakes({&self}, out, FloatingOrComplex);
-  }
-  static void Check(const at::Tensor& /*self*/) {}
-  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
-                    const at::Tensor& self) {
-    (iter.*kBuild)(out, self);
-  }
-  static auto Loop() {
-    return [](at::TensorIteratorBase& it) { Stub(kCpu, it); };
-  }
-};
-
 // The gradient of an activation of one tensor: `Stub` on grad_output and the
 // forward's output (sigmoid, tanh) or input (SiLU), as ATen's
 // build_borrowing_binary_op builds them.
@@ -73,24 +50,9 @@ struct ActivationBackward : Names {
   }
 };
 
-struct SigmoidNames {
-  static constexpr const char* kName = "aten::sigmoid";
-  static constexpr Overload kFunctional{"aten::sigmoid", ""};
-  static constexpr Overload kInPlace{"aten::sigmoid_", ""};
-  static constexpr Overload kOut{"aten::sigmoid", "out"};
-};
-struct TanhNames {
-  static constexpr const char* kName = "aten::tanh";
-  static constexpr Overload kFunctional{"aten::tanh", ""};
-  static constexpr Overload kInPlace{"aten::tanh_", ""};
-  static constexpr Overload kOut{"aten::tanh", "out"};
-};
-struct SiluNames {
-  static constexpr const char* kName = "aten::silu";
-  static constexpr Overload kFunctional{"aten::silu", ""};
-  static constexpr Overload kInPlace{"aten::silu_", ""};
-  static constexpr Overload kOut{"aten::silu", "out"};
-};
+constexpr char kSigmoid[] = "aten::sigmoid", kSigmoidInPlace[] = "aten::sigmoid_";
+constexpr char kTanh[] = "aten::tanh", kTanhInPlace[] = "aten::tanh_";
+constexpr char kSilu[] = "aten::silu", kSiluInPlace[] = "aten::silu_";
 struct SigmoidBackwardNames {
   static constexpr const char* kName = "aten::sigmoid_backward";
   static constexpr Overload kFunctional{"aten::sigmoid_backward", ""};
@@ -373,15 +335,20 @@ struct SoftplusBackwardOp {
   }
 };
 
-using Sigmoid = Forms<Pointwise<UnaryActivation<
-    SigmoidNames, &at::TensorIteratorBase::build_unary_float_op,
-    at::native::sigmoid_stub>>>;
-using Tanh = Forms<Pointwise<UnaryActivation<
-    TanhNames, &at::TensorIteratorBase::build_unary_float_op,
-    at::native::tanh_stub>>>;
-using Silu = Forms<Pointwise<UnaryActivation<
-    SiluNames, &at::TensorIteratorBase::build_unary_op,
-    at::native::silu_stub>>>;
+// sigmoid and tanh are float ops (ATen's build_unary_float_op), SiLU keeps
+// its input's dtype (build_unary_op); all run on floating and complex
+// tensors.
+using Sigmoid = Forms<Pointwise<
+    UnaryLoop<UnaryNames<kSigmoid, kSigmoidInPlace>,
+              &at::TensorIteratorBase::build_unary_float_op,
+              at::native::sigmoid_stub>>>;
+using Tanh =
+    Forms<Pointwise<UnaryLoop<UnaryNames<kTanh, kTanhInPlace>,
+                              &at::TensorIteratorBase::build_unary_float_op,
+                              at::native::tanh_stub>>>;
+using Silu = Forms<Pointwise<UnaryLoop<UnaryNames<kSilu, kSiluInPlace>,
+                                       &at::TensorIteratorBase::build_unary_op,
+                                       at::native::silu_stub>>>;
 using SigmoidBackward =
     Forms<Pointwise<ActivationBackward<SigmoidBackwardNames,
                                        at::native::sigmoid_backward_stub>>,

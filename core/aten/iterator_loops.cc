@@ -33,6 +33,16 @@ bool FloatingOrComplex(at::ScalarType dtype) {
   return c10::isFloatingType(dtype) || c10::isComplexType(dtype);
 }
 
+bool Floating(at::ScalarType dtype) { return c10::isFloatingType(dtype); }
+
+bool Real(at::ScalarType dtype) { return !c10::isComplexType(dtype); }
+
+bool RealNotBool(at::ScalarType dtype) {
+  return dtype != at::kBool && Real(dtype);
+}
+
+bool NotBool(at::ScalarType dtype) { return dtype != at::kBool; }
+
 bool LoopTakes(std::initializer_list<const at::Tensor*> inputs,
                const at::Tensor* out, bool (*takes)(at::ScalarType)) {
   const at::ScalarType dtype = (*inputs.begin())->scalar_type();

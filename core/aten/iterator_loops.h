@@ -44,7 +44,14 @@ bool Plain(const at::Tensor& tensor);
 // an openreg tensor from inside work.
 bool LoopDtype(at::ScalarType dtype);
 
+// Dtype predicates for what a loop takes.
 bool FloatingOrComplex(at::ScalarType dtype);
+bool Floating(at::ScalarType dtype);
+// Not complex: ATen's sign loop.
+bool Real(at::ScalarType dtype);
+// Real dtypes but bool: ATen's abs, clamp, threshold and addcmul loops.
+bool RealNotBool(at::ScalarType dtype);
+bool NotBool(at::ScalarType dtype);
 
 // Whether a call on `inputs` writing `out` (null: a fresh result) can run its
 // CPU loop without conversions: every tensor a plain openreg tensor of one
@@ -260,6 +267,38 @@ struct Pointwise : PointwiseOp {
           PointwiseOp::Build(iter, out_base, self, rest...);
         },
         PointwiseOp::Loop(rest...));
+  }
+};
+
+// The names of an op of one tensor with functional, in-place and out=
+// overloads, `kOp` and `kInPlaceOp` ("aten::neg", "aten::neg_").
+template <const char* kOp, const char* kInPlaceOp>
+struct UnaryNames {
+  static constexpr const char* kName = kOp;
+  static constexpr Overload kFunctional{kOp, ""};
+  static constexpr Overload kInPlace{kInPlaceOp, ""};
+  static constexpr Overload kOut{kOp, "out"};
+};
+
+// A Pointwise description of an op of one tensor: `Stub`'s CPU loop on an
+// iterator built by `kBuild` (ATen's build_unary_op keeps the input's dtype,
+// build_unary_float_op would promote an integer input to float, which the
+// loop does not take), for inputs of the dtypes `kTakes` accepts.
+template <typename Names,
+          void (at::TensorIteratorBase::*kBuild)(const at::TensorBase&,
+                                                 const at::TensorBase&),
+          auto& Stub, bool (*kTakes)(at::ScalarType) = FloatingOrComplex>
+struct UnaryLoop : Names {
+  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
+    return LoopTakes({&self}, out, kTakes);
+  }
+  static void Check(const at::Tensor& /*self*/) {}
+  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
+                    const at::Tensor& self) {
+    (iter.*kBuild)(out, self);
+  }
+  static auto Loop() {
+    return [](at::TensorIteratorBase& it) { Stub(c10::DeviceType::CPU, it); };
   }
 };
 

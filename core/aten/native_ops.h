@@ -64,7 +64,7 @@ at::Scalar LocalScalarDense(const at::Tensor& self);
 void RegisterElementwiseKernels(torch::Library& m);
 
 // --- Other pointwise ops (pointwise_ops.cc) ----------------------------------
-// Registers sqrt, relu, threshold_backward, addcmul, addcdiv, lerp (scalar
+// Registers relu, threshold_backward, addcmul, addcdiv, lerp (scalar
 // weight), pow (a number as the exponent), fill_ and zero_ with `m` the same
 // way.
 void RegisterPointwiseKernels(torch::Library& m);
@@ -74,6 +74,12 @@ void RegisterPointwiseKernels(torch::Library& m);
 // (functional, in-place where ATen has it, out=) and their backward ops
 // (functional, grad_input=) with `m` the same way.
 void RegisterActivationKernels(torch::Library& m);
+
+// --- Functions of one tensor (unary_math_ops.cc) -----------------------------
+// Registers neg, abs, sign, sgn, exp, log, log1p, expm1, sqrt, rsqrt,
+// reciprocal, sin, cos and clamp by numbers (functional, in-place, out=)
+// with `m` the same way.
+void RegisterUnaryMathKernels(torch::Library& m);
 
 // --- Matrix products (matmul_ops.cc) ----------------------------------------
 // Registers mm, bmm (functional, out=), addmm and baddbmm (functional,

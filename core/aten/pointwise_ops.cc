@@ -1,10 +1,10 @@
 // Pointwise ops besides binary arithmetic, without the CPU fallback's per-call
 // bookkeeping: the ones real training steps run most after add/sub/mul/div
 // (docs/performance.md, "More ops through TensorIterator"): Adam's update
-// (lerp_, addcmul_, sqrt, addcdiv_, which torch's _foreach_ ops call once per
-// parameter on openreg), ReLU and its backward, a power by a number (a
-// squared error, and its backward), and fill_/zero_ (gradient buffers,
-// zeros).
+// (lerp_, addcmul_, addcdiv_, which torch's _foreach_ ops call once per
+// parameter on openreg, and sqrt, with the other functions of one tensor in
+// unary_math_ops.cc), ReLU and its backward, a power by a number (a squared
+// error, and its backward), and fill_/zero_ (gradient buffers, zeros).
 //
 // Each op builds ATen's TensorIterator over the openreg tensors on the calling
 // thread, as the CPU kernel configures it, and enqueues the op's CPU loop
@@ -21,7 +21,6 @@
 #include <ATen/native/PointwiseOps.h>
 #include <ATen/native/Pow.h>
 #include <ATen/native/TensorCompare.h>
-#include <ATen/native/UnaryOps.h>
 #include <ATen/ops/pow_compositeexplicitautogradnonfunctional_dispatch.h>
 #include <torch/library.h>
 
@@ -40,34 +39,9 @@ constexpr c10::DeviceType kCpu = c10::DeviceType::CPU;
 
 bool AnyLoopDtype(at::ScalarType /*dtype*/) { return true; }
 
-// Real dtypes but bool: ATen's clamp, threshold and addcmul loops.
-bool RealNotBool(at::ScalarType dtype) {
-  return dtype != at::kBool && !c10::isComplexType(dtype);
-}
-
-bool NotBool(at::ScalarType dtype) { return dtype != at::kBool; }
-
 // Each op below is a Pointwise description (iterator_loops.h). Their
 // iterators own their operands (add_owned_*, or ATen's owning build_*
 // helpers): the loop runs after the call returned.
-
-struct SqrtOp {
-  static constexpr const char* kName = "aten::sqrt";
-  static constexpr Overload kFunctional{"aten::sqrt", ""};
-  static constexpr Overload kInPlace{"aten::sqrt_", ""};
-  static constexpr Overload kOut{"aten::sqrt", "out"};
-  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
-    return LoopTakes({&self}, out, FloatingOrComplex);
-  }
-  static void Check(const at::Tensor& /*self*/) {}
-  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
-                    const at::Tensor& self) {
-    iter.build_unary_float_op(out, self);
-  }
-  static auto Loop() {
-    return [](at::TensorIteratorBase& it) { at::native::sqrt_stub(kCpu, it); };
-  }
-};
 
 // ATen's CPU relu is clamp_min(self, 0).
 struct ReluOp {
@@ -298,7 +272,6 @@ struct FillOp {
   }
 };
 
-using Sqrt = Forms<Pointwise<SqrtOp>>;
 using Relu = Forms<Pointwise<ReluOp>>;
 using ThresholdBackward = Forms<Pointwise<ThresholdBackwardOp>,
                                 const at::Tensor&, const c10::Scalar&>;
@@ -316,9 +289,6 @@ at::Tensor& Zero(at::Tensor& self) { return Fill::InPlace(self, 0); }
 }  // namespace
 
 void RegisterPointwiseKernels(torch::Library& m) {
-  m.impl("sqrt", TORCH_FN(Sqrt::Functional));
-  m.impl("sqrt_", TORCH_FN(Sqrt::InPlace));
-  m.impl("sqrt.out", TORCH_FN(Sqrt::Out));
   m.impl("relu", TORCH_FN(Relu::Functional));
   m.impl("relu_", TORCH_FN(Relu::InPlace));
   m.impl("threshold_backward", TORCH_FN(ThresholdBackward::Functional));

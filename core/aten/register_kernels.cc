@@ -53,6 +53,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterElementwiseKernels(m);
   RegisterPointwiseKernels(m);
   RegisterActivationKernels(m);
+  RegisterUnaryMathKernels(m);
   RegisterMatmulKernels(m);
   RegisterReductionKernels(m);
   RegisterLossKernels(m);
