@@ -88,7 +88,8 @@ void RegisterUnaryMathKernels(torch::Library& m);
 void RegisterMatmulKernels(torch::Library& m);
 
 // --- Sums and means (reduction_ops.cc) ---------------------------------------
-// Registers sum.dim_IntList and mean.dim (functional, out=) the same way.
+// Registers sum.dim_IntList, mean.dim and linalg_vector_norm (functional,
+// out=) the same way.
 void RegisterReductionKernels(torch::Library& m);
 
 // --- Softmax and losses (loss_ops.cc) ---------------------------------------

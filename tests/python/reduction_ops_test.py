@@ -1,12 +1,17 @@
-"""sum and mean over dimensions on openreg (core/aten/reduction_ops.cc): ATen's
+"""sum, mean and linalg_vector_norm over dimensions on openreg (core/aten/reduction_ops.cc): ATen's
 meta function at the call and its CPU implementation on the stream, or the CPU
 fallback for the calls that path leaves to it, give the CPU's results, dtypes
 and errors, functional and out=, on every layout."""
 
+import functools
+import math
+
 import pytest
 import torch
 
-from openreg_testing import assert_same, seeded_tensor
+from openreg_testing import CountingMeta, assert_same, same_result_or_error, seeded_tensor
+
+same_bits_or_error = functools.partial(same_result_or_error, tolerances=lambda dtype: {"rtol": 0, "atol": 0})
 
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
           torch.bool]
@@ -99,3 +104,61 @@ def test_operands_stay_alive_and_streams_are_ordered():
     for i, result in enumerate(sums):
         assert_same(result, torch.full((64,), 64.0 * i))
     assert_same(total, torch.tensor(256.0 * 256 * 32))
+
+
+# linalg_vector_norm: the norm gradient clipping takes. Its CPU implementation runs on the stream as it runs on
+# the CPU, so its bits are the CPU's, including a norm over dimensions of size 1 (which it computes as abs, or as
+# ne for the zero "norm") and a complex infinity norm (which takes abs first).
+NORM_ORDERS = [2, 1, 3.5, 0, math.inf, -math.inf]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.float16, torch.int64],
+                         ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [(1,), (0, 2), (2,), None], ids=str)
+@pytest.mark.parametrize("order", NORM_ORDERS, ids=str)
+def test_vector_norm_gives_the_cpus_bits(order, dim, keepdim, dtype):
+    # The last dimension has size 1.
+    tensor = seeded_tensor(dtype, (3, 4, 1))
+    same_bits_or_error(lambda t: torch.linalg.vector_norm(t, order, dim, keepdim), tensor)
+    same_bits_or_error(lambda t: torch.linalg.vector_norm(t.transpose(0, 1), order, dim, keepdim), tensor)
+    same_bits_or_error(lambda t: torch.linalg.vector_norm(t, order, dim, keepdim, dtype=torch.float64), tensor)
+    same_bits_or_error(lambda t: torch.linalg.vector_norm(t, order, dim, keepdim,
+                                                          out=torch.empty(0, dtype=t.dtype, device=t.device)),
+                       tensor)
+
+
+def test_vector_norm_takes_the_structured_path_and_leaves_the_rest_to_the_fallback():
+    counting = CountingMeta()
+    # The fallback sizes its results with the op's Meta kernel; the structured path calls ATen's C++ meta function.
+    counting.replace("linalg_vector_norm", lambda t, ord=2, dim=None, keepdim=False, *, dtype=None: torch.empty(
+        (), dtype=torch.float32, device="meta"))
+    counting.replace("linalg_vector_norm.out", lambda t, ord=2, dim=None, keepdim=False, *, dtype=None, out:
+                     out.resize_(()))
+    try:
+        # A shape no other test uses, so no cached meta result hides a call.
+        x = seeded_tensor(torch.float32, (13, 2)).openreg()
+        torch.linalg.vector_norm(x)
+        torch.linalg.vector_norm(x, 1, out=torch.empty(0, device="openreg"))
+        torch.openreg.synchronize()
+        assert counting.calls == []
+        # An integer tensor: ATen's error, from the fallback.
+        with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input"):
+            torch.linalg.vector_norm(seeded_tensor(torch.int64, (13, 2)).openreg())
+            torch.openreg.synchronize()
+        assert counting.calls == ["linalg_vector_norm"]
+    finally:
+        counting.library._destroy()
+
+
+def test_vector_norm_errors_at_the_call_and_gradients():
+    x = seeded_tensor(torch.float32, (4, 5)).openreg()
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+        torch.linalg.vector_norm(x, 2, (2,))
+    with pytest.raises(RuntimeError, match="linalg.vector_norm: dtype should be floating point or complex"):
+        torch.linalg.vector_norm(x, dtype=torch.int64)
+    cpu_leaf = x.cpu().requires_grad_()
+    leaf = x.detach().requires_grad_()
+    torch.linalg.vector_norm(cpu_leaf, 3.0, (1,)).sum().backward()
+    torch.linalg.vector_norm(leaf, 3.0, (1,)).sum().backward()
+    assert_same(leaf.grad, cpu_leaf.grad, rtol=0, atol=0)
