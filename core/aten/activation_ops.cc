@@ -341,14 +341,14 @@ struct SoftplusBackwardOp {
 using Sigmoid = Forms<Pointwise<
     UnaryLoop<UnaryNames<kSigmoid, kSigmoidInPlace>,
               &at::TensorIteratorBase::build_unary_float_op,
-              at::native::sigmoid_stub>>>;
+              RunStub<at::native::sigmoid_stub>>>>;
 using Tanh =
     Forms<Pointwise<UnaryLoop<UnaryNames<kTanh, kTanhInPlace>,
                               &at::TensorIteratorBase::build_unary_float_op,
-                              at::native::tanh_stub>>>;
+                              RunStub<at::native::tanh_stub>>>>;
 using Silu = Forms<Pointwise<UnaryLoop<UnaryNames<kSilu, kSiluInPlace>,
                                        &at::TensorIteratorBase::build_unary_op,
-                                       at::native::silu_stub>>>;
+                                       RunStub<at::native::silu_stub>>>>;
 using SigmoidBackward =
     Forms<Pointwise<ActivationBackward<SigmoidBackwardNames,
                                        at::native::sigmoid_backward_stub>>,

@@ -280,14 +280,22 @@ struct UnaryNames {
   static constexpr Overload kOut{kOp, "out"};
 };
 
-// A Pointwise description of an op of one tensor: `Stub`'s CPU loop on an
-// iterator built by `kBuild` (ATen's build_unary_op keeps the input's dtype,
-// build_unary_float_op would promote an integer input to float, which the
-// loop does not take), for inputs of the dtypes `kTakes` accepts.
+// A DispatchStub's CPU loop, as a function a description can name.
+template <auto& Stub>
+void RunStub(at::TensorIteratorBase& iter) {
+  Stub(c10::DeviceType::CPU, iter);
+}
+
+// A Pointwise description of an op of one tensor: `kRun` (RunStub, or a
+// function choosing among loops) on an iterator built by `kBuild` (ATen's
+// build_unary_op keeps the input's dtype, build_unary_float_op would
+// promote an integer input to float, which the loop does not take), for
+// inputs of the dtypes `kTakes` accepts.
 template <typename Names,
           void (at::TensorIteratorBase::*kBuild)(const at::TensorBase&,
                                                  const at::TensorBase&),
-          auto& Stub, bool (*kTakes)(at::ScalarType) = FloatingOrComplex>
+          void (*kRun)(at::TensorIteratorBase&),
+          bool (*kTakes)(at::ScalarType) = FloatingOrComplex>
 struct UnaryLoop : Names {
   static bool Takes(const at::Tensor* out, const at::Tensor& self) {
     return LoopTakes({&self}, out, kTakes);
@@ -297,9 +305,7 @@ struct UnaryLoop : Names {
                     const at::Tensor& self) {
     (iter.*kBuild)(out, self);
   }
-  static auto Loop() {
-    return [](at::TensorIteratorBase& it) { Stub(c10::DeviceType::CPU, it); };
-  }
+  static auto Loop() { return kRun; }
 };
 
 }  // namespace openreg

@@ -43,25 +43,15 @@ bool AnyLoopDtype(at::ScalarType /*dtype*/) { return true; }
 // iterators own their operands (add_owned_*, or ATen's owning build_*
 // helpers): the loop runs after the call returned.
 
-// ATen's CPU relu is clamp_min(self, 0).
-struct ReluOp {
+// ATen's CPU relu is clamp_min(self, 0). It has no out= overload.
+struct ReluNames {
   static constexpr const char* kName = "aten::relu";
   static constexpr Overload kFunctional{"aten::relu", ""};
   static constexpr Overload kInPlace{"aten::relu_", ""};
-  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
-    return LoopTakes({&self}, out, RealNotBool);
-  }
-  static void Check(const at::Tensor& /*self*/) {}
-  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
-                    const at::Tensor& self) {
-    iter.build_unary_op(out, self);
-  }
-  static auto Loop() {
-    return [](at::TensorIteratorBase& it) {
-      at::native::clamp_min_scalar_stub(kCpu, it, 0);
-    };
-  }
 };
+void RunRelu(at::TensorIteratorBase& iter) {
+  at::native::clamp_min_scalar_stub(kCpu, iter, 0);
+}
 
 // grad_input = self <= threshold ? 0 : grad_output.
 struct ThresholdBackwardOp {
@@ -272,7 +262,8 @@ struct FillOp {
   }
 };
 
-using Relu = Forms<Pointwise<ReluOp>>;
+using Relu = Forms<Pointwise<UnaryLoop<
+    ReluNames, &at::TensorIteratorBase::build_unary_op, RunRelu, RealNotBool>>>;
 using ThresholdBackward = Forms<Pointwise<ThresholdBackwardOp>,
                                 const at::Tensor&, const c10::Scalar&>;
 using Addcmul = Forms<Pointwise<AddcOp<AddcmulVariant>>, const at::Tensor&,

@@ -31,15 +31,20 @@ namespace {
 
 constexpr c10::DeviceType kCpu = c10::DeviceType::CPU;
 
-// Functions that keep their input's dtype (ATen's build_unary_op).
-template <typename Names, auto& Stub, bool (*kTakes)(at::ScalarType)>
+// Functions that keep their input's dtype (ATen's build_unary_op), computed
+// by `kRun`.
+template <typename Names, void (*kRun)(at::TensorIteratorBase&),
+          bool (*kTakes)(at::ScalarType)>
 using SameDtype =
     Forms<Pointwise<UnaryLoop<Names, &at::TensorIteratorBase::build_unary_op,
-                              Stub, kTakes>>>;
-// Float functions (build_unary_float_op) on floating and complex inputs.
+                              kRun, kTakes>>>;
+// Float functions (build_unary_float_op) on floating and complex inputs,
+// computed by `Stub`'s loop.
 template <typename Names, auto& Stub>
-using FloatFunction = Forms<Pointwise<
-    UnaryLoop<Names, &at::TensorIteratorBase::build_unary_float_op, Stub>>>;
+using FloatFunction =
+    Forms<Pointwise<UnaryLoop<Names,
+                              &at::TensorIteratorBase::build_unary_float_op,
+                              RunStub<Stub>>>>;
 
 constexpr char kNeg[] = "aten::neg", kNegInPlace[] = "aten::neg_";
 constexpr char kAbs[] = "aten::abs", kAbsInPlace[] = "aten::abs_";
@@ -57,14 +62,14 @@ constexpr char kSin[] = "aten::sin", kSinInPlace[] = "aten::sin_";
 constexpr char kCos[] = "aten::cos", kCosInPlace[] = "aten::cos_";
 constexpr char kClamp[] = "aten::clamp", kClampInPlace[] = "aten::clamp_";
 
-using Neg = SameDtype<UnaryNames<kNeg, kNegInPlace>, at::native::neg_stub,
-                      NotBool>;
+using Neg = SameDtype<UnaryNames<kNeg, kNegInPlace>,
+                      RunStub<at::native::neg_stub>, NotBool>;
 // ATen's CPU abs gives a complex tensor's magnitudes as a real tensor: a
 // dtype change, left to the fallback.
-using Abs = SameDtype<UnaryNames<kAbs, kAbsInPlace>, at::native::abs_stub,
-                      RealNotBool>;
-using Sign = SameDtype<UnaryNames<kSign, kSignInPlace>, at::native::sign_stub,
-                       Real>;
+using Abs = SameDtype<UnaryNames<kAbs, kAbsInPlace>,
+                      RunStub<at::native::abs_stub>, RealNotBool>;
+using Sign = SameDtype<UnaryNames<kSign, kSignInPlace>,
+                       RunStub<at::native::sign_stub>, Real>;
 using Exp = FloatFunction<UnaryNames<kExp, kExpInPlace>, at::native::exp_stub>;
 using Log = FloatFunction<UnaryNames<kLog, kLogInPlace>, at::native::log_stub>;
 using Log1p =
@@ -82,26 +87,14 @@ using Cos = FloatFunction<UnaryNames<kCos, kCosInPlace>, at::native::cos_stub>;
 
 // sgn is sign on a real tensor and z / |z| on a complex one, with a loop for
 // each, as ATen's CPU kernel picks them.
-struct SgnOp : UnaryNames<kSgn, kSgnInPlace> {
-  static bool Takes(const at::Tensor* out, const at::Tensor& self) {
-    return LoopTakes({&self}, out, NotBool);
+void RunSgn(at::TensorIteratorBase& iter) {
+  if (c10::isComplexType(iter.common_dtype())) {
+    at::native::sgn_stub(kCpu, iter);
+  } else {
+    at::native::sign_stub(kCpu, iter);
   }
-  static void Check(const at::Tensor& /*self*/) {}
-  static void Build(at::TensorIteratorBase& iter, const at::TensorBase& out,
-                    const at::Tensor& self) {
-    iter.build_unary_op(out, self);
-  }
-  static auto Loop() {
-    return [](at::TensorIteratorBase& it) {
-      if (c10::isComplexType(it.common_dtype())) {
-        at::native::sgn_stub(kCpu, it);
-      } else {
-        at::native::sign_stub(kCpu, it);
-      }
-    };
-  }
-};
-using Sgn = Forms<Pointwise<SgnOp>>;
+}
+using Sgn = SameDtype<UnaryNames<kSgn, kSgnInPlace>, RunSgn, NotBool>;
 
 using Bound = std::optional<c10::Scalar>;
 
