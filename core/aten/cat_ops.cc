@@ -37,27 +37,12 @@ namespace openreg {
 namespace {
 
 // Booleans, the integers and the floating and complex dtypes: the dtypes of
-// the CPU's copy loops, its memcpy path and its serial floating kernel. The
-// rarer ones (complex half, the float8 and unsigned-wider-than-8 dtypes) stay
-// on the fallback, which runs the same implementation.
+// the CPU's copy loops, its memcpy path and its serial floating kernel
+// (LoopDtype's, and the reduced floating ones, which a copy reads through the
+// iterator too). The rarer ones (complex half, the float8 and wider unsigned
+// dtypes) stay on the fallback, which runs the same implementation.
 bool CatDtype(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kBool:
-    case at::kByte:
-    case at::kChar:
-    case at::kShort:
-    case at::kInt:
-    case at::kLong:
-    case at::kHalf:
-    case at::kBFloat16:
-    case at::kFloat:
-    case at::kDouble:
-    case at::kComplexFloat:
-    case at::kComplexDouble:
-      return true;
-    default:
-      return false;
-  }
+  return LoopDtype(dtype) || dtype == at::kHalf || dtype == at::kBFloat16;
 }
 
 bool TakesTensor(const at::Tensor& tensor, const at::Device& device) {
@@ -70,9 +55,7 @@ bool TakesTensor(const at::Tensor& tensor, const at::Device& device) {
 // call reaches openreg): the meta function raises the CPU's error.
 bool Takes(const at::ITensorListRef& tensors, const at::Tensor* out) {
   if (out == nullptr && tensors.empty()) return false;
-  const at::Tensor& first = out != nullptr ? *out : tensors.front();
-  if (!IsOpenReg(first)) return false;
-  const at::Device device = first.device();
+  const at::Device device = (out != nullptr ? *out : tensors.front()).device();
   for (const at::Tensor& tensor : tensors) {
     if (!TakesTensor(tensor, device)) return false;
   }

@@ -178,6 +178,19 @@ def test_calls_the_fallback_takes_give_its_results_and_errors():
         torch.openreg.synchronize()
 
 
+def test_tensors_on_another_device_concatenate_there():
+    if torch.openreg.device_count() < 2:
+        pytest.skip("one openreg device")
+    a, b = seeded_tensor(torch.float32, (2, 3)), seeded_tensor(torch.float32, (1, 3), 1)
+    result = torch.cat([a.to("openreg:1"), b.to("openreg:1")])
+    assert result.device == torch.device("openreg:1")
+    torch.testing.assert_close(result.cpu(), torch.cat([a, b]), rtol=0, atol=0)
+    # Two devices in one call: the fallback's device error.
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.cat([a.to("openreg:1"), b.to("openreg:0")])
+        torch.openreg.synchronize()
+
+
 def test_gradients_match_the_cpus():
     tensors = [seeded_tensor(torch.float32, shape, seed) for seed, shape in enumerate([(2, 3), (4, 3), (1, 3)])]
 
