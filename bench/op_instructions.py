@@ -42,6 +42,8 @@ OPS = {
     "silu_backward": "torch.ops.aten.silu_backward(a, a)",
     # A convolution goes through the boxed CPU fallback, with its own memory format question.
     "conv2d": "torch.nn.functional.conv2d(image, kernel, padding=1)",
+    # A structured op over a tensor list (off the fallback since cat_ops.cc).
+    "cat": "torch.cat(pieces)",
 }
 
 WORKER = """
@@ -50,6 +52,7 @@ device, n = sys.argv[1], int(sys.argv[2])
 a = torch.ones(16, device=device)
 b = torch.ones(4, 4, device=device)
 image, kernel = torch.ones(1, 1, 4, 4, device=device), torch.ones(1, 1, 3, 3, device=device)
+pieces = [torch.ones(8, 32, device=device) for _ in range(4)]
 op = lambda: {expression}
 for _ in range(200):
     op()

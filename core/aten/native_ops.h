@@ -98,6 +98,10 @@ void RegisterReductionKernels(torch::Library& m);
 // backward) the same way.
 void RegisterLossKernels(torch::Library& m);
 
+// --- Concatenation (cat_ops.cc) ----------------------------------------------
+// Registers cat (functional, out=) the same way.
+void RegisterCatKernels(torch::Library& m);
+
 // --- Attention (attention_ops.cc) -------------------------------------------
 // Registers the fused scaled dot-product attention kernels (the CPU's flash
 // attention on the stream) and, for PrivateUse1, the stub that chooses them.

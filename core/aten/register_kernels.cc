@@ -57,6 +57,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterMatmulKernels(m);
   RegisterReductionKernels(m);
   RegisterLossKernels(m);
+  RegisterCatKernels(m);
   RegisterAttentionKernels(m);
 }
 

@@ -51,10 +51,14 @@ void StructuredOutput::Set(at::IntArrayRef sizes, at::IntArrayRef strides,
                            bool exact_strides) {
   switch (kind_) {
     case OutputKind::kFresh:
+      // Without strides, in the memory format the meta function asks for
+      // (cat's result follows channels-last inputs), as ATen's CPU wrapper
+      // allocates it.
       tensor_ =
           strides.empty()
               ? Empty(sizes, options.dtype().toScalarType(), options.layout(),
-                      options.device(), std::nullopt, std::nullopt)
+                      options.device(), std::nullopt,
+                      options.memory_format_opt())
               : EmptyStrided(sizes, strides, options.dtype().toScalarType(),
                              options.layout(), options.device(), std::nullopt);
       return;
@@ -65,7 +69,15 @@ void StructuredOutput::Set(at::IntArrayRef sizes, at::IntArrayRef strides,
       }
       // Warns, as the CPU does, when a non-empty tensor changes shape.
       const bool resized = at::native::resize_output(tensor_, sizes);
-      if (strides.empty()) return;
+      if (strides.empty()) {
+        // A resized tensor takes the memory format asked for, as ATen's CPU
+        // wrapper restrides it; one of the right shape keeps its strides.
+        if (resized && options.memory_format_opt().has_value()) {
+          tensor_.unsafeGetTensorImpl()->empty_tensor_restride(
+              *options.memory_format_opt());
+        }
+        return;
+      }
       if (resized) {
         tensor_.as_strided_(sizes, strides);
       } else if (exact_strides && tensor_.strides() != strides) {

@@ -23,9 +23,12 @@
 #define OPENREG_CORE_ATEN_STRUCTURED_CALLS_H_
 
 #include <ATen/TensorMeta.h>
+#include <ATen/core/IListRef.h>
 #include <ATen/core/Tensor.h>
+#include <c10/core/MemoryFormat.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorOptions.h>
+#include <c10/util/SmallVector.h>
 
 #include <array>
 #include <cstddef>
@@ -120,6 +123,10 @@ inline at::ScalarType HeldArgument(CpuAliases& /*aliases*/,
                                    at::ScalarType value) {
   return value;
 }
+inline at::MemoryFormat HeldArgument(CpuAliases& /*aliases*/,
+                                     at::MemoryFormat value) {
+  return value;
+}
 // An optional tensor (a loss's class weights): its CPU alias, or none,
 // passed on as the OptionalTensorRef the impl function takes.
 struct HeldOptionalTensor {
@@ -133,6 +140,25 @@ inline HeldOptionalTensor HeldArgument(CpuAliases& aliases,
                                        at::OptionalTensorRef value) {
   if (!value.has_value()) return {};
   return {aliases.Alias(*value)};
+}
+// A list of tensors (cat's inputs): their CPU aliases, in a vector the
+// closure owns (an ITensorListRef points into the caller's list), passed on
+// as the ITensorListRef the impl function takes. Lists of up to four tensors,
+// most calls', stay inside the work's record.
+struct HeldTensorList {
+  c10::SmallVector<at::Tensor, 4> aliases;
+  operator at::ITensorListRef() const {
+    return at::ITensorListRef(at::ArrayRef<at::Tensor>(aliases));
+  }
+};
+inline HeldTensorList HeldArgument(CpuAliases& aliases,
+                                   const at::ITensorListRef& value) {
+  HeldTensorList held;
+  held.aliases.reserve(value.size());
+  for (const at::Tensor& tensor : value) {
+    held.aliases.push_back(aliases.Alias(tensor));
+  }
+  return held;
 }
 
 // One call of the structured op whose CPU implementation is `Impl` (ATen's
