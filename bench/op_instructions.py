@@ -40,6 +40,8 @@ OPS = {
     # An activation and an activation's gradient (off the fallback since activation_ops.cc).
     "sigmoid": "a.sigmoid()",
     "silu_backward": "torch.ops.aten.silu_backward(a, a)",
+    # A function of one tensor (off the fallback since unary_math_ops.cc).
+    "neg": "a.neg()",
     # A convolution goes through the boxed CPU fallback, with its own memory format question.
     "conv2d": "torch.nn.functional.conv2d(image, kernel, padding=1)",
     # A structured op over a tensor list (off the fallback since cat_ops.cc).
