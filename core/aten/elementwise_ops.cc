@@ -34,16 +34,6 @@
 namespace openreg {
 namespace {
 
-// How type promotion ranks a Python number against a tensor.
-enum class Category { kBool, kIntegral, kFloating, kComplex };
-
-Category CategoryOf(at::ScalarType dtype) {
-  if (dtype == at::kBool) return Category::kBool;
-  if (c10::isComplexType(dtype)) return Category::kComplex;
-  if (c10::isFloatingType(dtype)) return Category::kFloating;
-  return Category::kIntegral;
-}
-
 // The value of a wrapped Python number, converted as ATen's CPU copy kernel
 // converts (no overflow check), so the result matches the CPU's temporaries.
 template <typename T>
@@ -73,7 +63,7 @@ at::Tensor NumberAs(const at::Tensor& other, at::ScalarType dtype) {
   if (!other.unsafeGetTensorImpl()->is_wrapped_number() ||
       other.scalar_type() == dtype ||
       CategoryOf(other.scalar_type()) > CategoryOf(dtype) ||
-      CategoryOf(dtype) < Category::kFloating) {
+      CategoryOf(dtype) < PromotionCategory::kFloating) {
     return other;
   }
   if (!LoopDtype(dtype)) return other;

@@ -43,6 +43,20 @@ bool RealNotBool(at::ScalarType dtype) {
 
 bool NotBool(at::ScalarType dtype) { return dtype != at::kBool; }
 
+PromotionCategory CategoryOf(at::ScalarType dtype) {
+  if (dtype == at::kBool) return PromotionCategory::kBool;
+  if (c10::isComplexType(dtype)) return PromotionCategory::kComplex;
+  if (c10::isFloatingType(dtype)) return PromotionCategory::kFloating;
+  return PromotionCategory::kIntegral;
+}
+
+PromotionCategory CategoryOf(const c10::Scalar& number) {
+  if (number.isBoolean()) return PromotionCategory::kBool;
+  if (number.isComplex()) return PromotionCategory::kComplex;
+  if (number.isFloatingPoint()) return PromotionCategory::kFloating;
+  return PromotionCategory::kIntegral;
+}
+
 bool LoopTakes(std::initializer_list<const at::Tensor*> inputs,
                const at::Tensor* out, bool (*takes)(at::ScalarType)) {
   const at::ScalarType dtype = (*inputs.begin())->scalar_type();

@@ -53,6 +53,12 @@ bool Real(at::ScalarType dtype);
 bool RealNotBool(at::ScalarType dtype);
 bool NotBool(at::ScalarType dtype);
 
+// How type promotion ranks a Python number against a tensor: a number of a
+// category no higher than the tensor's dtype's leaves that dtype the result's.
+enum class PromotionCategory { kBool, kIntegral, kFloating, kComplex };
+PromotionCategory CategoryOf(at::ScalarType dtype);
+PromotionCategory CategoryOf(const c10::Scalar& number);
+
 // Whether a call on `inputs` writing `out` (null: a fresh result) can run its
 // CPU loop without conversions: every tensor a plain openreg tensor of one
 // LoopDtype dtype that `takes` accepts.

@@ -81,6 +81,11 @@ void RegisterActivationKernels(torch::Library& m);
 // with `m` the same way.
 void RegisterUnaryMathKernels(torch::Library& m);
 
+// --- Comparisons (comparison_ops.cc) -----------------------------------------
+// Registers eq, ne, lt, le, gt and ge with a tensor or a number (functional,
+// in-place, out=) with `m` the same way.
+void RegisterComparisonKernels(torch::Library& m);
+
 // --- Matrix products (matmul_ops.cc) ----------------------------------------
 // Registers mm, bmm (functional, out=), addmm and baddbmm (functional,
 // in-place, out=) with `m`: ATen's meta function at the call, its CPU

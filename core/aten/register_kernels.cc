@@ -54,6 +54,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterPointwiseKernels(m);
   RegisterActivationKernels(m);
   RegisterUnaryMathKernels(m);
+  RegisterComparisonKernels(m);
   RegisterMatmulKernels(m);
   RegisterReductionKernels(m);
   RegisterLossKernels(m);
