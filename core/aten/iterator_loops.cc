@@ -83,10 +83,15 @@ void FreshOutputIterator::set_output_raw_strided(int64_t output_idx,
                                                  at::IntArrayRef sizes,
                                                  at::IntArrayRef strides,
                                                  at::TensorOptions options) {
-  at::OperandInfo& operand = operands_[output_idx];
+  AllocateFreshOutput(operands_[output_idx], sizes, strides, options);
+}
+
+void AllocateFreshOutput(at::OperandInfo& operand, at::IntArrayRef sizes,
+                         at::IntArrayRef strides,
+                         const at::TensorOptions& options) {
   TORCH_INTERNAL_ASSERT(!operand.tensor_base().defined(),
-                        "openreg internal error: FreshOutputIterator is for "
-                        "calls without output tensors");
+                        "openreg internal error: a fresh-output iterator was "
+                        "given an output tensor");
   const at::ScalarType dtype = options.dtype().toScalarType();
   at::Tensor result =
       strides.empty()

@@ -86,6 +86,13 @@ class FreshOutputIterator final : public at::TensorIteratorBase {
                               at::TensorOptions options) override;
 };
 
+// What FreshOutputIterator's set_output_raw_strided does, for the other
+// iterators a kernel builds without an output (index_ops.cc's): allocates
+// `operand`'s openreg result directly and hands it to the operand.
+void AllocateFreshOutput(at::OperandInfo& operand, at::IntArrayRef sizes,
+                         at::IntArrayRef strides,
+                         const at::TensorOptions& options);
+
 // Note [Queued loops hold storages, not tensors]
 // A queued loop must keep its operands' memory alive until the stream ran it.
 // Its iterator owns its operands' tensors, and keeping those would keep their

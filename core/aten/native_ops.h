@@ -86,6 +86,11 @@ void RegisterUnaryMathKernels(torch::Library& m);
 // in-place, out=) with `m` the same way.
 void RegisterComparisonKernels(torch::Library& m);
 
+// --- Advanced indexing (index_ops.cc) ----------------------------------------
+// Registers index.Tensor with `m`: ATen's meta function builds the iterator
+// at the call, and the stream runs ATen's CPU index loop over it.
+void RegisterIndexKernels(torch::Library& m);
+
 // --- Matrix products (matmul_ops.cc) ----------------------------------------
 // Registers mm, bmm (functional, out=), addmm and baddbmm (functional,
 // in-place, out=) with `m`: ATen's meta function at the call, its CPU

@@ -55,6 +55,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterActivationKernels(m);
   RegisterUnaryMathKernels(m);
   RegisterComparisonKernels(m);
+  RegisterIndexKernels(m);
   RegisterMatmulKernels(m);
   RegisterReductionKernels(m);
   RegisterLossKernels(m);
