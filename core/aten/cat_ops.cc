@@ -18,7 +18,8 @@
 // dtype the promoted one casts to. A call goes to the CPU fallback, exactly as
 // if this kernel were not registered, unless every tensor, the out= one
 // included, is an openreg tensor of one device, of one of the dtypes every
-// path of the CPU implementation copies (CatDtype): CPU tensors mixed in and
+// path of the CPU implementation copies (LoopDtypeWithoutScalars; complex half,
+// the float8 and the wider unsigned dtypes stay out): CPU tensors mixed in and
 // other devices get the fallback's results and errors. Lazily conjugated or
 // negated inputs never get here (ATen's Conjugate and Negative fallbacks
 // resolve them first, as for the CPU); such an out= tensor would, and goes to
@@ -36,18 +37,9 @@
 namespace openreg {
 namespace {
 
-// Booleans, the integers and the floating and complex dtypes: the dtypes of
-// the CPU's copy loops, its memcpy path and its serial floating kernel
-// (LoopDtype's, and the reduced floating ones, which a copy reads through the
-// iterator too). The rarer ones (complex half, the float8 and wider unsigned
-// dtypes) stay on the fallback, which runs the same implementation.
-bool CatDtype(at::ScalarType dtype) {
-  return LoopDtype(dtype) || dtype == at::kHalf || dtype == at::kBFloat16;
-}
-
 bool TakesTensor(const at::Tensor& tensor, const at::Device& device) {
   return IsOpenReg(tensor) && tensor.device() == device && Plain(tensor) &&
-         CatDtype(tensor.scalar_type());
+         LoopDtypeWithoutScalars(tensor.scalar_type());
 }
 
 // Whether the CPU implementation can run this call on the stream as it runs

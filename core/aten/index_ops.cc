@@ -17,7 +17,7 @@
 // fallback did.
 //
 // Taken: an openreg `self` on which ATen's conjugate and negative fallbacks
-// left no lazy bit, of a LoopDtype or half or bfloat16 (the index loop reads
+// left no lazy bit, of a LoopDtypeWithoutScalars dtype (the index loop reads
 // only through the iterator). Everything else goes to the CPU fallback.
 #include <ATen/TensorIterator.h>
 #include <ATen/core/IListRef.h>
@@ -54,13 +54,10 @@ class IndexIterator final : public at::meta::structured_index_Tensor {
   at::DimVector indexed_strides;
 };
 
-bool IndexDtype(at::ScalarType dtype) {
-  return LoopDtype(dtype) || dtype == at::kHalf || dtype == at::kBFloat16;
-}
-
 at::Tensor Index(const at::Tensor& self,
                  const c10::List<std::optional<at::Tensor>>& indices) {
-  if (!IsOpenReg(self) || !Plain(self) || !IndexDtype(self.scalar_type())) {
+  if (!IsOpenReg(self) || !Plain(self) ||
+      !LoopDtypeWithoutScalars(self.scalar_type())) {
     static const c10::OperatorHandle op = Op("aten::index", "Tensor");
     return Fallback(op, self, indices);
   }

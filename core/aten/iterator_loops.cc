@@ -29,6 +29,10 @@ bool LoopDtype(at::ScalarType dtype) {
   }
 }
 
+bool LoopDtypeWithoutScalars(at::ScalarType dtype) {
+  return LoopDtype(dtype) || dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
 bool FloatingOrComplex(at::ScalarType dtype) {
   return c10::isFloatingType(dtype) || c10::isComplexType(dtype);
 }

@@ -44,6 +44,10 @@ bool Plain(const at::Tensor& tensor);
 // an openreg tensor from inside work.
 bool LoopDtype(at::ScalarType dtype);
 
+// LoopDtype's and half and bfloat16: the dtypes of the loops that never read
+// a CPU scalar operand (copies, concatenation, indexing).
+bool LoopDtypeWithoutScalars(at::ScalarType dtype);
+
 // Dtype predicates for what a loop takes.
 bool FloatingOrComplex(at::ScalarType dtype);
 bool Floating(at::ScalarType dtype);
