@@ -97,9 +97,10 @@ void RegisterIndexKernels(torch::Library& m);
 // implementation on the stream, the CPU fallback otherwise.
 void RegisterMatmulKernels(torch::Library& m);
 
-// --- Sums and means (reduction_ops.cc) ---------------------------------------
-// Registers sum.dim_IntList, mean.dim and linalg_vector_norm (functional,
-// out=) the same way.
+// --- Reductions (reduction_ops.cc) -------------------------------------------
+// Registers sum.dim_IntList, mean.dim, linalg_vector_norm, amax, amin, argmax,
+// argmin, any and all (functional, out=) and max.dim and min.dim
+// (functional) the same way.
 void RegisterReductionKernels(torch::Library& m);
 
 // --- Softmax and losses (loss_ops.cc) ---------------------------------------

@@ -27,12 +27,17 @@ bool StructuredDtype(at::ScalarType dtype) {
 
 bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
                      const at::Tensor* out) {
+  return StructuredTakes(inputs, out, StructuredDtype);
+}
+
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out, bool (*takes)(at::ScalarType)) {
   const at::Tensor& first = **inputs.begin();
   auto ready = [&first](const at::Tensor& tensor) {
     return IsOpenReg(tensor) && !tensor.is_conj() && !tensor.is_neg() &&
            tensor.device() == first.device();
   };
-  if (!StructuredDtype(first.scalar_type())) return false;
+  if (!takes(first.scalar_type())) return false;
   for (const at::Tensor* input : inputs) {
     if (!ready(*input) || input->scalar_type() != first.scalar_type()) {
       return false;

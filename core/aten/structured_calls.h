@@ -58,6 +58,11 @@ namespace openreg {
 // An out= tensor of another dtype is StructuredOutput's to refuse.
 bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
                      const at::Tensor* out);
+// The same, for an op whose CPU implementation dispatches on the dtypes
+// `takes` accepts (reductions of integers and bools, whose implementations
+// convert as they accumulate).
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out, bool (*takes)(at::ScalarType));
 
 // How a call hands its output to the meta function.
 enum class OutputKind {
@@ -116,7 +121,20 @@ inline HeldDimensions HeldArgument(CpuAliases& /*aliases*/,
   if (!value.has_value()) return {};
   return {value->vec()};
 }
+// A list of dimensions the closure owns, passed on as an IntArrayRef.
+struct HeldIntList {
+  c10::SmallVector<int64_t, 4> values;
+  operator at::IntArrayRef() const { return values; }
+};
+inline HeldIntList HeldArgument(CpuAliases& /*aliases*/,
+                                at::IntArrayRef value) {
+  return {c10::SmallVector<int64_t, 4>(value.begin(), value.end())};
+}
 inline int64_t HeldArgument(CpuAliases& /*aliases*/, int64_t value) {
+  return value;
+}
+inline std::optional<int64_t> HeldArgument(CpuAliases& /*aliases*/,
+                                           std::optional<int64_t> value) {
   return value;
 }
 inline at::ScalarType HeldArgument(CpuAliases& /*aliases*/,

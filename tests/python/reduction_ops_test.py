@@ -1,7 +1,7 @@
-"""sum, mean and linalg_vector_norm over dimensions on openreg (core/aten/reduction_ops.cc): ATen's
-meta function at the call and its CPU implementation on the stream, or the CPU
-fallback for the calls that path leaves to it, give the CPU's results, dtypes
-and errors, functional and out=, on every layout."""
+"""Reductions on openreg (core/aten/reduction_ops.cc): sum, mean, linalg_vector_norm, amax, amin, argmax, argmin,
+max.dim, min.dim, any and all. ATen's meta function at the call and its CPU implementation on the stream, or the
+CPU fallback for the calls that path leaves to it, give the CPU's results, dtypes and errors, functional and out=,
+on every layout."""
 
 import functools
 import math
@@ -162,3 +162,132 @@ def test_vector_norm_errors_at_the_call_and_gradients():
     torch.linalg.vector_norm(cpu_leaf, 3.0, (1,)).sum().backward()
     torch.linalg.vector_norm(leaf, 3.0, (1,)).sum().backward()
     assert_same(leaf.grad, cpu_leaf.grad, rtol=0, atol=0)
+
+
+# amax, amin, argmax, argmin, max.dim, min.dim, any and all: ATen's CPU implementations on the stream, so their
+# bits are the CPU's, ties (the first index) and NaNs (which win a maximum) included. Inputs are rounded so that
+# ties are common.
+def rounded_tensor(dtype, shape, seed=0):
+    tensor = seeded_tensor(dtype, shape, seed)
+    return (tensor * 2).round().to(dtype) if dtype.is_floating_point else tensor
+
+
+def with_nan(dtype, shape):
+    tensor = rounded_tensor(dtype, shape)
+    if dtype.is_floating_point:
+        tensor.view(-1)[1::7] = float("nan")
+    return tensor
+
+
+def dims_of(name):
+    """The dimension arguments each op is called with: a list of them, one, or none."""
+    if name in ("amax", "amin"):
+        return [(0,), (-1,), (0, 2), ()]
+    if name in ("any", "all"):
+        return [0, -1, (0, 2), (), None]
+    if name in ("argmax", "argmin"):
+        return [0, -1, None]
+    return [0, -1]
+
+
+def call_of(name):
+    """`name` as a function of (tensor, dim, keepdim, out); max.values and the like give one result of max.dim."""
+    op_name, _, part = name.partition(".")
+    op = getattr(torch, op_name)
+    if part:
+        return lambda t, dim, keepdim: getattr(op(t, dim, keepdim), part)
+    if op_name in ("any", "all"):
+        return lambda t, dim, keepdim, **out: op(t, **out) if dim is None else op(t, dim, keepdim, **out)
+    return lambda t, dim, keepdim, **out: op(t, dim, keepdim, **out)
+
+
+EXTREMA = ["amax", "amin", "argmax", "argmin", "max.values", "max.indices", "min.values", "min.indices", "any",
+           "all"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.uint8, torch.int8], ids=str)
+@pytest.mark.parametrize("name", EXTREMA)
+def test_extrema_and_tests_give_the_cpus_bits(name, dtype):
+    call = call_of(name)
+    tensor = with_nan(dtype, (3, 4, 5))
+    for dim in dims_of(name):
+        for keepdim in [False, True]:
+            same_bits_or_error(lambda t: call(t, dim, keepdim), tensor)
+            same_bits_or_error(lambda t: call(t.transpose(0, 2), dim, keepdim), tensor)
+            if "." in name:
+                continue
+
+            def with_out(t, shape=(0,)):
+                reference = call(t.cpu(), dim, keepdim)
+                out = torch.empty(shape, dtype=reference.dtype, device=t.device)
+                assert call(t, dim, keepdim, out=out) is out
+                return out
+            same_bits_or_error(with_out, tensor)
+            same_bits_or_error(lambda t: with_out(t, call(t.cpu(), dim, keepdim).shape), tensor)
+
+
+def same_error_at_the_call(function, tensor):
+    """`function` raises the same error, type and first line, on the CPU and, at the call, on openreg."""
+    with pytest.raises((RuntimeError, IndexError)) as cpu_error:
+        function(tensor)
+    with pytest.raises(cpu_error.type) as device_error:
+        function(tensor.openreg())
+    assert str(device_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
+
+
+def test_extrema_errors_come_at_the_call_and_leave_the_device_working():
+    empty = torch.empty(0, 3)
+    same_error_at_the_call(lambda t: torch.amax(t, 0), empty)
+    same_error_at_the_call(lambda t: torch.argmin(t), empty)
+    same_error_at_the_call(lambda t: torch.max(t, 0), empty)
+    same_error_at_the_call(lambda t: torch.any(t, 2), torch.ones(2, 3))
+    same_error_at_the_call(lambda t: torch.amin(t, (0, 0)), torch.ones(2, 3))
+    # An out= tensor of another dtype goes to the fallback, which raises the CPU's error (by the next
+    # synchronization), and the device keeps working.
+    same_bits_or_error(lambda t: torch.argmax(t, 0, out=torch.empty(0, device=t.device)), torch.ones(2, 3))
+    # Over a dimension of size 0 that is not reduced, the results are empty, as on the CPU.
+    same_bits_or_error(lambda t: torch.amax(t, 1), empty)
+    same_bits_or_error(lambda t: torch.any(t, 1), empty)
+    assert_same(torch.argmax(torch.arange(6.0, device="openreg")), torch.tensor(5))
+
+
+def test_extrema_take_the_structured_path_and_leave_the_rest_to_the_fallback():
+    counting = CountingMeta()
+    # The fallback sizes its results with the ops' Meta kernels; the structured path calls ATen's C++ meta functions.
+    counting.replace("amax", lambda t, dim=(), keepdim=False: torch.empty((), dtype=t.dtype, device="meta"))
+    counting.replace("argmax", lambda t, dim=None, keepdim=False: torch.empty((), dtype=torch.int64, device="meta"))
+    counting.replace("any.dim", lambda t, dim, keepdim=False: torch.empty((), dtype=torch.bool, device="meta"))
+    counting.replace("all", lambda t: torch.empty((), dtype=torch.bool, device="meta"))
+    counting.replace("max.dim", lambda t, dim, keepdim=False: (torch.empty((), dtype=t.dtype, device="meta"),
+                                                                torch.empty((), dtype=torch.int64, device="meta")))
+    counting.replace("sum.dim_IntList", lambda t, dim, keepdim=False, *, dtype=None: torch.empty(
+        (), dtype=torch.int64, device="meta"))
+    try:
+        # Shapes no other test uses, so no cached meta result hides a call.
+        x = rounded_tensor(torch.float32, (17, 3)).openreg()
+        mask = x > 0
+        torch.amax(x, 0)
+        torch.argmax(x)
+        torch.any(mask, 1)
+        torch.all(mask)
+        torch.max(x, 1)
+        mask.sum()
+        torch.openreg.synchronize()
+        assert counting.calls == []
+        # argmax of bools: ATen's CPU loop refuses them; the fallback raises its error.
+        with pytest.raises(RuntimeError, match=r"argmax\(\): does not support bool input"):
+            torch.argmax(mask)
+            torch.openreg.synchronize()
+        assert counting.calls == ["argmax"]
+    finally:
+        counting.library._destroy()
+
+
+def test_extrema_gradients_are_the_cpus():
+    x = rounded_tensor(torch.float32, (4, 6))
+    for function in [lambda t: torch.amax(t, 1), lambda t: torch.max(t, 0).values, lambda t: torch.amin(t, (0, 1))]:
+        cpu_leaf = x.clone().requires_grad_()
+        leaf = x.openreg().requires_grad_()
+        (function(cpu_leaf) * 3).sum().backward()
+        (function(leaf) * 3).sum().backward()
+        assert_same(leaf.grad, cpu_leaf.grad, rtol=0, atol=0)
