@@ -80,6 +80,11 @@ class CpuAliases {
            execution_offsets_[storage.device().index()];
   }
 
+  // What aliases add to a device address of `device`'s memory.
+  intptr_t ExecutionOffset(c10::DeviceIndex device) const {
+    return execution_offsets_[device];
+  }
+
   // A CPU tensor over the same memory as `tensor`, with its conjugate and
   // negative bits; the same alias every time for the same tensor. Tensors
   // sharing an openreg storage get CPU tensors sharing one CPU storage, so

@@ -11,7 +11,10 @@
 // messages, and the outputs it asks for are allocated, resized or checked
 // here, before anything is enqueued. The impl function runs inside work on
 // the stream, on CPU aliases (core/aten/cpu_alias.h) of the arguments and the
-// output; its sub-steps (copies, temporaries, BLAS) are the CPU's.
+// output; its sub-steps (copies, temporaries, BLAS) are the CPU's. The
+// temporaries it allocates come from the device's memory, as the fallback's
+// kernels' do (Note [Kernel allocations in device memory]): an integer sum's
+// widened copy of its input counts against the device, not the host.
 //
 // Calls the impl function could not run exactly as the CPU would go to the
 // CPU fallback, which raises the CPU's errors: StructuredCall::accepted()
@@ -41,6 +44,7 @@
 
 #include "core/aten/cpu_alias.h"
 #include "core/aten/device_memory_aliases.h"
+#include "core/aten/kernel_memory.h"
 #include "core/torch_runtime/stream_work.h"
 #include "core/torch_runtime/torch_stream.h"
 #include "core/torch_runtime/work_record.h"
@@ -241,7 +245,7 @@ class StructuredCall final : public Impl {
     auto record =
         MakeWorkRecord<ImplWork<std::invoke_result_t<decltype(hold)&,
                                                      CpuAliases&>>>(
-            op_name, device, stream, stream, hold);
+            op_name, device, stream, stream, device, hold);
     // Borrowing: the call's arguments and outputs, and the aliases held for
     // the impl function, outlive this.
     record->work().aliases.ForgetOriginalTensors();
@@ -282,16 +286,20 @@ class StructuredCall final : public Impl {
   template <typename Held>
   struct ImplWork {
     template <typename Hold>
-    ImplWork(openreg_stream stream, Hold& hold)
+    ImplWork(openreg_stream stream, c10::DeviceIndex device, Hold& hold)
         : aliases(DeviceMemoryAliases(stream,
                                       CpuAliases::Originals::kBorrowed)),
-          held(hold(aliases)) {}
+          held(hold(aliases)),
+          device(device) {}
     void operator()() {
+      const ScopedKernelMemoryOnDevice kernel_memory(
+          device, aliases.ExecutionOffset(device));
       std::apply([](const auto&... values) { Runner().impl(values...); }, held);
     }
 
     CpuAliases aliases;
     Held held;
+    c10::DeviceIndex device;
   };
 
   std::array<StructuredOutput, kOutputs> outputs_;

@@ -34,16 +34,19 @@ def test_allocation_past_capacity_raises_out_of_memory_and_recovers():
     assert f"freed: {50 * 2**20}" in out
 
 
-def test_kernel_allocations_are_device_memory():
-    # Fallback kernels allocate (results and scratch) in device memory: summing
-    # uint8 makes ATen's CPU kernel materialise an int64 copy of the input,
-    # which here must come from, and not fit in, the device.
+@pytest.mark.parametrize("op", ["sum", "prod"])
+def test_kernel_allocations_are_device_memory(op):
+    # Kernels run on the stream allocate their scratch in device memory, both
+    # the structured implementations (sum, core/aten/structured_calls.h) and
+    # the fallback's kernels (prod): reducing uint8 makes ATen's CPU kernel
+    # materialise an int64 copy of the input, which here must come from, and
+    # not fit in, the device.
     result = run_python(
-        """
+        f"""
         import torch
         x = torch.ones(4 * 2**20, dtype=torch.uint8, device="openreg")
         try:
-            x.sum().item()  # .item() synchronizes: the failure surfaces here at the latest
+            x.{op}().item()  # .item() synchronizes: the failure surfaces here at the latest
         except torch.OutOfMemoryError as error:
             print("scratch:", str(error).split(";")[0])
         y = x[: 2**20].float()  # a fresh 4 MiB result fits
@@ -52,7 +55,7 @@ def test_kernel_allocations_are_device_memory():
         env={"OPENREG_DEVICE_MEMORY": "24MiB"},
     )
     assert result.returncode == 0, result.stderr
-    assert ("scratch: openreg: aten::sum failed on openreg:0: openreg out of memory on device openreg:0: "
+    assert (f"scratch: openreg: aten::{op} failed on openreg:0: openreg out of memory on device openreg:0: "
             f"tried to allocate 32.00 MiB ({32 * 2**20} bytes)") in result.stdout
     assert f"result: openreg:0 {2**20}" in result.stdout
 
