@@ -112,6 +112,10 @@ void RegisterLossKernels(torch::Library& m);
 // Registers cat (functional, out=) the same way.
 void RegisterCatKernels(torch::Library& m);
 
+// --- Gathering along a dimension (gather_ops.cc) ------------------------------
+// Registers gather (functional, out=) the same way.
+void RegisterGatherKernels(torch::Library& m);
+
 // --- Attention (attention_ops.cc) -------------------------------------------
 // Registers the fused scaled dot-product attention kernels (the CPU's flash
 // attention on the stream) and, for PrivateUse1, the stub that chooses them.

@@ -60,6 +60,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterReductionKernels(m);
   RegisterLossKernels(m);
   RegisterCatKernels(m);
+  RegisterGatherKernels(m);
   RegisterAttentionKernels(m);
 }
 
