@@ -116,6 +116,10 @@ void RegisterCatKernels(torch::Library& m);
 // Registers gather (functional, out=) the same way.
 void RegisterGatherKernels(torch::Library& m);
 
+// --- Cumulative sums (scan_ops.cc) -------------------------------------------
+// Registers cumsum (functional, in-place, out=) the same way.
+void RegisterScanKernels(torch::Library& m);
+
 // --- Attention (attention_ops.cc) -------------------------------------------
 // Registers the fused scaled dot-product attention kernels (the CPU's flash
 // attention on the stream) and, for PrivateUse1, the stub that chooses them.

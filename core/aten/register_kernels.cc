@@ -61,6 +61,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterLossKernels(m);
   RegisterCatKernels(m);
   RegisterGatherKernels(m);
+  RegisterScanKernels(m);
   RegisterAttentionKernels(m);
 }
 

@@ -1,7 +1,8 @@
 // What the kernels built on StructuredCall (core/aten/structured_calls.h)
 // share about their arguments besides it: which tensors the CPU
-// implementation can read on the stream as the CPU would. Kept apart from
-// structured_calls.h, which holds the call itself.
+// implementation can read on the stream as the CPU would, and which kind of
+// output a call hands the meta function. Kept apart from structured_calls.h,
+// which holds the call itself.
 //
 // Thread-safety: plain functions over the caller's arguments.
 #ifndef OPENREG_CORE_ATEN_STRUCTURED_ARGUMENTS_H_
@@ -14,6 +15,7 @@
 
 #include "core/aten/argument_devices.h"
 #include "core/aten/iterator_loops.h"
+#include "core/aten/structured_calls.h"
 
 namespace openreg {
 
@@ -31,6 +33,13 @@ inline bool PlainOpenRegOn(const at::Device& device,
     }
   }
   return true;
+}
+
+// The output kind of a call of Forms (iterator_loops.h) on `self` writing
+// `out`: none is a functional call, `self` itself an in-place one.
+inline OutputKind OutputKindOf(const at::Tensor& self, const at::Tensor* out) {
+  if (out == nullptr) return OutputKind::kFresh;
+  return out == &self ? OutputKind::kInPlace : OutputKind::kOut;
 }
 
 }  // namespace openreg
