@@ -120,6 +120,11 @@ void RegisterGatherKernels(torch::Library& m);
 // Registers cumsum (functional, in-place, out=) the same way.
 void RegisterScanKernels(torch::Library& m);
 
+// --- The k largest or smallest entries (topk_ops.cc) -------------------------
+// Registers topk (functional; its out= form stays on the CPU fallback) the
+// same way.
+void RegisterTopkKernels(torch::Library& m);
+
 // --- Attention (attention_ops.cc) -------------------------------------------
 // Registers the fused scaled dot-product attention kernels (the CPU's flash
 // attention on the stream) and, for PrivateUse1, the stub that chooses them.

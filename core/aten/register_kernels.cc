@@ -62,6 +62,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterCatKernels(m);
   RegisterGatherKernels(m);
   RegisterScanKernels(m);
+  RegisterTopkKernels(m);
   RegisterAttentionKernels(m);
 }
 
