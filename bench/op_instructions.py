@@ -46,6 +46,8 @@ OPS = {
     "conv2d": "torch.nn.functional.conv2d(image, kernel, padding=1)",
     # A structured op over a tensor list (off the fallback since cat_ops.cc).
     "cat": "torch.cat(pieces)",
+    # A structured op reading an index tensor (off the fallback since gather_ops.cc).
+    "gather": "torch.gather(b, 1, index)",
 }
 
 WORKER = """
@@ -55,6 +57,7 @@ a = torch.ones(16, device=device)
 b = torch.ones(4, 4, device=device)
 image, kernel = torch.ones(1, 1, 4, 4, device=device), torch.ones(1, 1, 3, 3, device=device)
 pieces = [torch.ones(8, 32, device=device) for _ in range(4)]
+index = torch.zeros(4, 2, dtype=torch.int64, device=device)
 op = lambda: {expression}
 for _ in range(200):
     op()

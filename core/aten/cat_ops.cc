@@ -29,16 +29,16 @@
 
 #include <optional>
 
-#include "core/aten/argument_devices.h"
 #include "core/aten/iterator_loops.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/structured_arguments.h"
 #include "core/aten/structured_calls.h"
 
 namespace openreg {
 namespace {
 
 bool TakesTensor(const at::Tensor& tensor, const at::Device& device) {
-  return IsOpenReg(tensor) && tensor.device() == device && Plain(tensor) &&
+  return PlainOpenRegOn(device, {&tensor}) &&
          LoopDtypeWithoutScalars(tensor.scalar_type());
 }
 

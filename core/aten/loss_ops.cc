@@ -36,6 +36,7 @@
 #include "core/aten/argument_devices.h"
 #include "core/aten/iterator_loops.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/structured_arguments.h"
 #include "core/aten/structured_calls.h"
 
 namespace openreg {
@@ -73,8 +74,7 @@ bool TakesLoss(const at::Tensor& self, const std::optional<at::Tensor>& weight,
   // anything else as one of them, and the fallback keeps that reading.
   if (reduction < 0 || reduction > 2) return false;
   if (weight.has_value() && weight->defined() &&
-      (!IsOpenReg(*weight) || weight->device() != self.device() ||
-       weight->is_conj() || weight->is_neg())) {
+      !PlainOpenRegOn(self.device(), {&*weight})) {
     return false;
   }
   if (more != nullptr) return TakesReal({&self, more}, nullptr);
@@ -187,10 +187,7 @@ std::tuple<at::Tensor, at::Tensor> NllLossForward(
     return {call.output(0), call.output(1)};
   }
   static const c10::OperatorHandle op = Op("aten::nll_loss_forward", "");
-  torch::jit::Stack stack;
-  torch::jit::push(stack, self, target, weight, reduction, ignore_index);
-  RunCpuKernelOf(op, &stack);
-  return {std::move(stack[0]).toTensor(), std::move(stack[1]).toTensor()};
+  return FallbackOfTwo(op, self, target, weight, reduction, ignore_index);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 
 #include "core/aten/iterator_loops.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/structured_arguments.h"
 #include "core/aten/structured_calls.h"
 
 namespace openreg {
@@ -37,11 +38,6 @@ void CheckFactorFits(at::ScalarType dtype, const c10::Scalar& value) {
   CheckScalarFits(reduced ? at::kFloat : dtype, value);
 }
 
-OutputKind KindOf(const at::Tensor& self, const at::Tensor* out) {
-  if (out == nullptr) return OutputKind::kFresh;
-  return out == &self ? OutputKind::kInPlace : OutputKind::kOut;
-}
-
 // mm and bmm: (self, other) -> self @ other.
 template <typename Impl>
 std::optional<at::Tensor> EnqueueProduct(const char* name,
@@ -49,7 +45,7 @@ std::optional<at::Tensor> EnqueueProduct(const char* name,
                                          const at::Tensor* out,
                                          const at::Tensor& other) {
   if (!StructuredTakes({&self, &other}, out)) return std::nullopt;
-  StructuredCall<Impl> call(KindOf(self, out), out);
+  StructuredCall<Impl> call(OutputKindOf(self, out), out);
   call.meta(self, other);
   if (!call.accepted()) return std::nullopt;
   call.Enqueue(name, self, other);
@@ -63,7 +59,7 @@ std::optional<at::Tensor> EnqueueScaledProduct(
     const at::Tensor& first, const at::Tensor& second, const c10::Scalar& beta,
     const c10::Scalar& alpha) {
   if (!StructuredTakes({&self, &first, &second}, out)) return std::nullopt;
-  StructuredCall<Impl> call(KindOf(self, out), out);
+  StructuredCall<Impl> call(OutputKindOf(self, out), out);
   call.meta(self, first, second, beta, alpha);
   if (!call.accepted() ||
       !at::is_expandable_to(self.sizes(), call.output().sizes())) {

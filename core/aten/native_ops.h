@@ -113,6 +113,19 @@ void RegisterLossKernels(torch::Library& m);
 // Registers cat (functional, out=) the same way.
 void RegisterCatKernels(torch::Library& m);
 
+// --- Gathering along a dimension (gather_ops.cc) ------------------------------
+// Registers gather (functional, out=) the same way.
+void RegisterGatherKernels(torch::Library& m);
+
+// --- Cumulative sums (scan_ops.cc) -------------------------------------------
+// Registers cumsum (functional, in-place, out=) the same way.
+void RegisterScanKernels(torch::Library& m);
+
+// --- The k largest or smallest entries (topk_ops.cc) -------------------------
+// Registers topk (functional; its out= form stays on the CPU fallback) the
+// same way.
+void RegisterTopkKernels(torch::Library& m);
+
 // --- Attention (attention_ops.cc) -------------------------------------------
 // Registers the fused scaled dot-product attention kernels (the CPU's flash
 // attention on the stream) and, for PrivateUse1, the stub that chooses them.

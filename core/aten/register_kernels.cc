@@ -60,6 +60,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   RegisterReductionKernels(m);
   RegisterLossKernels(m);
   RegisterCatKernels(m);
+  RegisterGatherKernels(m);
+  RegisterScanKernels(m);
+  RegisterTopkKernels(m);
   RegisterAttentionKernels(m);
 }
 

@@ -7,32 +7,13 @@ import re
 import pytest
 import torch
 
-from openreg_testing import CountingMeta, assert_same, on_device, seeded_tensor
+from openreg_testing import (CountingMeta, assert_same, raises_the_cpus_error_at_the_call, same_bits_as_cpu,
+                             seeded_tensor)
 
 # The dtypes the direct path takes, and ones it leaves to the fallback.
 TAKEN = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
          torch.float32, torch.float64, torch.complex64, torch.complex128]
 LEFT = [torch.uint16, torch.uint32, torch.complex32]
-
-ERRORS = (RuntimeError, IndexError, TypeError, ValueError)
-
-
-def same_as_cpu(function, *arguments):
-    """`function` on the arguments moved to openreg gives the CPU's result bit for bit, with its dtype, shape and
-    strides (the memory format), or raises the CPU's error, of the same type and first line, at the call."""
-    device_arguments = [on_device(a) for a in arguments]
-    try:
-        cpu = function(*arguments)
-    except ERRORS as cpu_error:
-        with pytest.raises(type(cpu_error)) as device_error:
-            function(*device_arguments)
-        assert str(device_error.value).split("\n")[0] == str(cpu_error).split("\n")[0]
-        return
-    device = function(*device_arguments)
-    assert device.dtype == cpu.dtype
-    assert device.shape == cpu.shape
-    assert device.stride() == cpu.stride()
-    assert_same(device, cpu, rtol=0, atol=0, equal_nan=True)
 
 
 def cat_out(out_dtype=None, out_shape=(0,), memory_format=None):
@@ -52,10 +33,10 @@ def test_functional_and_out_give_the_cpus_bits(dim, dtype):
     tensors = [seeded_tensor(dtype, shape, seed) for seed, shape in enumerate([(3, 5), (3, 5), (3, 5)])]
     if dim == 0:
         tensors.append(seeded_tensor(dtype, (2, 5), 7))
-    same_as_cpu(lambda ts: torch.cat(ts, dim), tensors)
-    same_as_cpu(lambda ts: cat_out()(ts, dim), tensors)
+    same_bits_as_cpu(lambda ts: torch.cat(ts, dim), tensors)
+    same_bits_as_cpu(lambda ts: cat_out()(ts, dim), tensors)
     # An out= tensor of the result's shape is written where it is.
-    same_as_cpu(lambda ts: cat_out(out_shape=torch.cat(ts, dim).shape)(ts, dim), tensors)
+    same_bits_as_cpu(lambda ts: cat_out(out_shape=torch.cat(ts, dim).shape)(ts, dim), tensors)
 
 
 @pytest.mark.parametrize("case", [
@@ -67,51 +48,51 @@ def test_functional_and_out_give_the_cpus_bits(dim, dtype):
 ], ids=str)
 def test_mixed_dtypes_promote_as_on_the_cpu(case):
     tensors = [seeded_tensor(dtype, (2, 3), seed) for seed, dtype in enumerate(case)]
-    same_as_cpu(lambda ts: torch.cat(ts, 1), tensors)
-    same_as_cpu(lambda ts: cat_out(out_dtype=torch.cat(ts).dtype)(ts, 0), tensors)
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 1), tensors)
+    same_bits_as_cpu(lambda ts: cat_out(out_dtype=torch.cat(ts).dtype)(ts, 0), tensors)
     # An out= tensor of the first tensor's dtype: converted into, or the CPU's type error where the promoted
     # dtype cannot be cast to it.
-    same_as_cpu(lambda ts: cat_out()(ts, 0), tensors)
+    same_bits_as_cpu(lambda ts: cat_out()(ts, 0), tensors)
 
 
 def test_out_of_another_dtype_converts_or_raises_as_on_the_cpu():
     floats = [seeded_tensor(torch.float32, (2, 3), seed) for seed in range(2)]
-    same_as_cpu(cat_out(out_dtype=torch.float64), floats)
-    same_as_cpu(cat_out(out_dtype=torch.complex64), floats)
+    same_bits_as_cpu(cat_out(out_dtype=torch.float64), floats)
+    same_bits_as_cpu(cat_out(out_dtype=torch.complex64), floats)
     # Float into integers: the meta function's type error, at the call.
-    same_as_cpu(cat_out(out_dtype=torch.int32), floats)
-    same_as_cpu(cat_out(out_dtype=torch.float32), [seeded_tensor(torch.complex64, (2, 2))])
+    same_bits_as_cpu(cat_out(out_dtype=torch.int32), floats)
+    same_bits_as_cpu(cat_out(out_dtype=torch.float32), [seeded_tensor(torch.complex64, (2, 2))])
 
 
 def test_legacy_empty_tensors_are_skipped():
     a, b = seeded_tensor(torch.float32, (2, 3)), seeded_tensor(torch.float32, (4, 3), 1)
     empty = torch.empty(0)
     for dim in (0, 1, -1):
-        same_as_cpu(lambda ts: torch.cat(ts, dim), [empty, a, empty, torch.empty(0, dtype=torch.float64)])
-    same_as_cpu(lambda ts: torch.cat(ts), [a, empty, b])
-    same_as_cpu(lambda ts: cat_out()(ts), [empty, a, b])
+        same_bits_as_cpu(lambda ts: torch.cat(ts, dim), [empty, a, empty, torch.empty(0, dtype=torch.float64)])
+    same_bits_as_cpu(lambda ts: torch.cat(ts), [a, empty, b])
+    same_bits_as_cpu(lambda ts: cat_out()(ts), [empty, a, b])
     # Only legacy empties: a (0,) result, and an out= tensor resized to it.
-    same_as_cpu(lambda ts: torch.cat(ts), [empty, empty])
-    same_as_cpu(lambda ts: cat_out(out_shape=(3,))(ts), [empty, empty])
+    same_bits_as_cpu(lambda ts: torch.cat(ts), [empty, empty])
+    same_bits_as_cpu(lambda ts: cat_out(out_shape=(3,))(ts), [empty, empty])
 
 
 def test_zero_size_results_and_one_element_tensors():
-    same_as_cpu(lambda ts: torch.cat(ts, 0), [torch.empty(0, 3), torch.empty(0, 3)])
-    same_as_cpu(lambda ts: torch.cat(ts, 1), [torch.empty(4, 0), torch.empty(4, 0, dtype=torch.int32)])
-    same_as_cpu(lambda ts: cat_out(out_shape=(5, 5))(ts, 1), [torch.empty(0, 2), torch.empty(0, 3)])
-    same_as_cpu(lambda ts: torch.cat(ts), [torch.tensor([1.5]), torch.tensor([-2.0]), torch.tensor([3.0])])
-    same_as_cpu(lambda ts: torch.cat(ts, 1), [torch.tensor([[7]]), torch.tensor([[8]])])
-    same_as_cpu(lambda ts: torch.cat(ts), [seeded_tensor(torch.float32, (1, 1, 1))])
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 0), [torch.empty(0, 3), torch.empty(0, 3)])
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 1), [torch.empty(4, 0), torch.empty(4, 0, dtype=torch.int32)])
+    same_bits_as_cpu(lambda ts: cat_out(out_shape=(5, 5))(ts, 1), [torch.empty(0, 2), torch.empty(0, 3)])
+    same_bits_as_cpu(lambda ts: torch.cat(ts), [torch.tensor([1.5]), torch.tensor([-2.0]), torch.tensor([3.0])])
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 1), [torch.tensor([[7]]), torch.tensor([[8]])])
+    same_bits_as_cpu(lambda ts: torch.cat(ts), [seeded_tensor(torch.float32, (1, 1, 1))])
 
 
 def test_views_and_repeated_tensors():
     base = seeded_tensor(torch.float64, (6, 8))
     views = [base.t(), base[:, ::2].t()[:, :6], base.t()[2:5].contiguous()[:, :6].expand(3, 6)]
-    same_as_cpu(lambda b: torch.cat([b.t(), b.t()[::2], b.t()], 0), base)
-    same_as_cpu(lambda ts: torch.cat(ts, 0), views)
-    same_as_cpu(lambda b: torch.cat([b, b, b[1:3]], 0), base)
+    same_bits_as_cpu(lambda b: torch.cat([b.t(), b.t()[::2], b.t()], 0), base)
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 0), views)
+    same_bits_as_cpu(lambda b: torch.cat([b, b, b[1:3]], 0), base)
     # A result written into a transposed out= tensor of the right shape.
-    same_as_cpu(lambda b: torch.cat([b, b], 1, out=torch.empty(16, 6, dtype=b.dtype, device=b.device).t()), base)
+    same_bits_as_cpu(lambda b: torch.cat([b, b], 1, out=torch.empty(16, 6, dtype=b.dtype, device=b.device).t()), base)
 
 
 def test_memory_format_follows_the_inputs():
@@ -119,24 +100,24 @@ def test_memory_format_follows_the_inputs():
     last = image.contiguous(memory_format=torch.channels_last)
     for dim in (0, 1, 3):
         # Channels-last inputs give a channels-last result; mixed ones a contiguous one.
-        same_as_cpu(lambda ts: torch.cat(ts, dim), [last, last])
-        same_as_cpu(lambda ts: torch.cat(ts, dim), [last, image])
-        same_as_cpu(lambda ts: cat_out()(ts, dim), [last, last])
-        same_as_cpu(lambda ts: cat_out(out_shape=torch.cat([image, image], dim).shape)(ts, dim), [last, last])
-        same_as_cpu(lambda ts: cat_out(out_shape=torch.cat([image, image], dim).shape,
+        same_bits_as_cpu(lambda ts: torch.cat(ts, dim), [last, last])
+        same_bits_as_cpu(lambda ts: torch.cat(ts, dim), [last, image])
+        same_bits_as_cpu(lambda ts: cat_out()(ts, dim), [last, last])
+        same_bits_as_cpu(lambda ts: cat_out(out_shape=torch.cat([image, image], dim).shape)(ts, dim), [last, last])
+        same_bits_as_cpu(lambda ts: cat_out(out_shape=torch.cat([image, image], dim).shape,
                                        memory_format=torch.channels_last)(ts, dim), [image, image])
     volume = seeded_tensor(torch.float32, (2, 3, 2, 4, 5)).contiguous(memory_format=torch.channels_last_3d)
-    same_as_cpu(lambda ts: torch.cat(ts, 1), [volume, volume])
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 1), [volume, volume])
 
 
 def test_many_tensors():
     # Longer than any inline buffer of the path (the held list, the alias table's linear search).
     tensors = [seeded_tensor(torch.float32, (i % 3 + 1, 4), i) for i in range(100)]
-    same_as_cpu(lambda ts: torch.cat(ts, 0), tensors)
-    same_as_cpu(lambda ts: cat_out()(ts, 0), tensors)
-    same_as_cpu(lambda ts: torch.cat(ts, 1), [seeded_tensor(torch.int64, (3, 1), i) for i in range(70)])
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 0), tensors)
+    same_bits_as_cpu(lambda ts: cat_out()(ts, 0), tensors)
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 1), [seeded_tensor(torch.int64, (3, 1), i) for i in range(70)])
     # Large enough for the CPU implementation's parallel copies.
-    same_as_cpu(lambda ts: torch.cat(ts, 1), [seeded_tensor(torch.float32, (300, 100), i) for i in range(5)])
+    same_bits_as_cpu(lambda ts: torch.cat(ts, 1), [seeded_tensor(torch.float32, (300, 100), i) for i in range(5)])
 
 
 @pytest.mark.parametrize("call", [
@@ -153,12 +134,7 @@ def test_many_tensors():
 ], ids=["sizes", "dims", "dim-past", "dim-before", "zero-dim", "empty-list", "cast", "out-is-input",
         "out-overlaps-input", "out-overlaps-itself"])
 def test_errors_come_at_the_call_and_the_device_stays_usable(call):
-    with pytest.raises(ERRORS) as cpu_error:
-        call("cpu")
-    # The CPU's error, from the C++ meta function on the calling thread, without a synchronization.
-    with pytest.raises(type(cpu_error.value)) as device_error:
-        call("openreg")
-    assert str(device_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
+    raises_the_cpus_error_at_the_call(call)
     a = torch.arange(4.0)
     assert_same(torch.cat([a.openreg(), a.openreg()]), torch.cat([a, a]))
 
@@ -166,9 +142,9 @@ def test_errors_come_at_the_call_and_the_device_stays_usable(call):
 def test_calls_the_fallback_takes_give_its_results_and_errors():
     a = seeded_tensor(torch.complex64, (2, 3))
     # Lazily conjugated and negated tensors.
-    same_as_cpu(lambda x: torch.cat([x.conj(), x]), a)
-    same_as_cpu(lambda x: torch.cat([x, torch.ops.aten._neg_view(x)]), a)
-    same_as_cpu(lambda x: torch.cat([x, x], out=torch.zeros(4, 3, dtype=x.dtype, device=x.device).conj()), a)
+    same_bits_as_cpu(lambda x: torch.cat([x.conj(), x]), a)
+    same_bits_as_cpu(lambda x: torch.cat([x, torch.ops.aten._neg_view(x)]), a)
+    same_bits_as_cpu(lambda x: torch.cat([x, x], out=torch.zeros(4, 3, dtype=x.dtype, device=x.device).conj()), a)
     # A CPU tensor mixed in, and an out= tensor on the CPU: the device mix-up error.
     with pytest.raises(RuntimeError, match=re.escape("openreg")):
         torch.cat([a.openreg(), a])
@@ -201,8 +177,8 @@ def test_gradients_match_the_cpus():
         (result * weights).sum().backward()
         return torch.cat([t.grad.flatten() for t in ts])
 
-    same_as_cpu(lambda ts: gradients(ts, 0), tensors)
-    same_as_cpu(lambda ts: gradients([t.t() for t in ts], 1), tensors)
+    same_bits_as_cpu(lambda ts: gradients(ts, 0), tensors)
+    same_bits_as_cpu(lambda ts: gradients([t.t() for t in ts], 1), tensors)
 
 
 def test_inputs_stay_alive_and_streams_are_ordered():

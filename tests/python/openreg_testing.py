@@ -107,3 +107,45 @@ class CountingMeta:
             self.calls.append(op)
             return result(*arguments, **keywords)
         self.library.impl(op, counted, "Meta")
+
+
+# The errors ATen's meta functions raise at the call.
+CALL_ERRORS = (RuntimeError, IndexError, TypeError, ValueError)
+
+
+def same_bits_as_cpu(function, *arguments, at_the_call=True):
+    """`function` on the arguments moved to openreg gives the CPU's result bit for bit, with its dtype, shape and
+    strides (each result of a tuple), or raises the CPU's error: of the same type and first line, at the call (a
+    meta function's error, on the calling thread); with `at_the_call` False, an error holding its first line, at
+    the latest by the next synchronization (the CPU fallback raises some from the stream, naming the op)."""
+    device_arguments = [on_device(a) for a in arguments]
+    try:
+        cpu = function(*arguments)
+    except CALL_ERRORS as cpu_error:
+        with pytest.raises(type(cpu_error) if at_the_call else CALL_ERRORS) as device_error:
+            function(*device_arguments)
+            if not at_the_call:
+                torch.openreg.synchronize()
+        first_line = str(cpu_error).split("\n")[0]
+        if at_the_call:
+            assert str(device_error.value).split("\n")[0] == first_line
+        else:
+            assert first_line in str(device_error.value)
+        return
+    device = function(*device_arguments)
+    pairs = zip(device, cpu) if isinstance(cpu, tuple) else [(device, cpu)]
+    for device_result, cpu_result in pairs:
+        assert device_result.dtype == cpu_result.dtype
+        assert device_result.shape == cpu_result.shape
+        assert device_result.stride() == cpu_result.stride()
+        assert_same(device_result, cpu_result, rtol=0, atol=0, equal_nan=True)
+
+
+def raises_the_cpus_error_at_the_call(call):
+    """`call(device)` raises on openreg the error it raises on the CPU, of the same type and first line, at the
+    call: a C++ meta function's, on the calling thread, without a synchronization."""
+    with pytest.raises(CALL_ERRORS) as cpu_error:
+        call("cpu")
+    with pytest.raises(type(cpu_error.value)) as device_error:
+        call("openreg")
+    assert str(device_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]

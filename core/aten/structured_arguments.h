@@ -1,0 +1,65 @@
+// What the kernels built on StructuredCall (core/aten/structured_calls.h)
+// share about their arguments besides it: which tensors the CPU
+// implementation can read on the stream as the CPU would, which kind of
+// output a call hands the meta function, and the CPU fallback of an op with
+// two results. Kept apart from structured_calls.h, which holds the call
+// itself.
+//
+// Thread-safety: plain functions over the caller's arguments.
+#ifndef OPENREG_CORE_ATEN_STRUCTURED_ARGUMENTS_H_
+#define OPENREG_CORE_ATEN_STRUCTURED_ARGUMENTS_H_
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/core/Device.h>
+
+#include <initializer_list>
+#include <tuple>
+#include <utility>
+
+#include "core/aten/argument_devices.h"
+#include "core/aten/cpu_fallback.h"
+#include "core/aten/iterator_loops.h"
+#include "core/aten/structured_calls.h"
+
+namespace openreg {
+
+// Whether every tensor of `tensors` (null entries, such as a missing out=
+// tensor, are skipped) is an openreg tensor on `device` whose stored values
+// are its values: neither lazily conjugated nor lazily negated. CPU tensors,
+// other devices and lazy bits are the CPU fallback's, which gives their
+// results and errors.
+inline bool PlainOpenRegOn(const at::Device& device,
+                           std::initializer_list<const at::Tensor*> tensors) {
+  for (const at::Tensor* tensor : tensors) {
+    if (tensor == nullptr) continue;
+    if (!IsOpenReg(*tensor) || tensor->device() != device || !Plain(*tensor)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The output kind of a call of Forms (iterator_loops.h) on `self` writing
+// `out`: none is a functional call, `self` itself an in-place one.
+inline OutputKind OutputKindOf(const at::Tensor& self, const at::Tensor* out) {
+  if (out == nullptr) return OutputKind::kFresh;
+  return out == &self ? OutputKind::kInPlace : OutputKind::kOut;
+}
+
+// The CPU fallback for `op`, whose schema returns two tensors, on these
+// arguments.
+template <typename... Args>
+std::tuple<at::Tensor, at::Tensor> FallbackOfTwo(const c10::OperatorHandle& op,
+                                                 const Args&... args) {
+  torch::jit::Stack stack;
+  stack.reserve(sizeof...(args));
+  torch::jit::push(stack, args...);
+  RunCpuKernelOf(op, &stack);
+  return {std::move(stack[0]).toTensor(), std::move(stack[1]).toTensor()};
+}
+
+}  // namespace openreg
+
+#endif  // OPENREG_CORE_ATEN_STRUCTURED_ARGUMENTS_H_
