@@ -32,6 +32,7 @@
 
 #include "core/aten/iterator_loops.h"
 #include "core/aten/native_ops.h"
+#include "core/aten/structured_arguments.h"
 #include "core/aten/structured_calls.h"
 
 namespace openreg {
@@ -186,10 +187,7 @@ std::tuple<at::Tensor, at::Tensor> ExtremumWithIndex(
     call.Enqueue(name, self, wrapped.dim, keepdim);
     return {call.output(0), call.output(1)};
   }
-  torch::jit::Stack stack;
-  torch::jit::push(stack, self, dim, keepdim);
-  RunCpuKernelOf(op, &stack);
-  return {std::move(stack[0]).toTensor(), std::move(stack[1]).toTensor()};
+  return FallbackOfTwo(op, self, dim, keepdim);
 }
 
 std::tuple<at::Tensor, at::Tensor> MaxDim(const at::Tensor& self, int64_t dim,

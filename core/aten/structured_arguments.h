@@ -1,6 +1,7 @@
 // What the kernels built on StructuredCall (core/aten/structured_calls.h)
 // share about their arguments besides it: which tensors the CPU
-// implementation can read on the stream as the CPU would, which kind of
+// implementation can read on the stream as the CPU would (PlainOpenRegOn,
+// and StructuredTakes with the dtypes it dispatches on), which kind of
 // output a call hands the meta function, and the CPU fallback of an op with
 // two results. Kept apart from structured_calls.h, which holds the call
 // itself.
@@ -40,6 +41,23 @@ inline bool PlainOpenRegOn(const at::Device& device,
   }
   return true;
 }
+
+// Whether a structured op's CPU implementation can run on `inputs` writing
+// `out` (null: a fresh result) as it runs on the CPU: plain openreg tensors
+// on one device (PlainOpenRegOn), the inputs of one dtype among float,
+// double, half, bfloat16 and complex float and double, which every CPU
+// implementation using this dispatches on (the others stay on the fallback,
+// which covers them, rather than risk an error raised from inside work on
+// the stream). Lazy conjugation is left to the fallback, which resolves it
+// as ATen's CPU wrappers do.
+// An out= tensor of another dtype is StructuredOutput's to refuse.
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out);
+// The same, for an op whose CPU implementation dispatches on the dtypes
+// `takes` accepts (reductions of integers and bools, whose implementations
+// convert as they accumulate).
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out, bool (*takes)(at::ScalarType));
 
 // The output kind of a call of Forms (iterator_loops.h) on `self` writing
 // `out`: none is a functional call, `self` itself an in-place one.

@@ -2,49 +2,9 @@
 
 #include <ATen/native/Resize.h>
 
-#include "core/aten/argument_devices.h"
 #include "core/aten/native_ops.h"
 
 namespace openreg {
-
-namespace {
-
-bool StructuredDtype(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kFloat:
-    case at::kDouble:
-    case at::kHalf:
-    case at::kBFloat16:
-    case at::kComplexFloat:
-    case at::kComplexDouble:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
-bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
-                     const at::Tensor* out) {
-  return StructuredTakes(inputs, out, StructuredDtype);
-}
-
-bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
-                     const at::Tensor* out, bool (*takes)(at::ScalarType)) {
-  const at::Tensor& first = **inputs.begin();
-  auto ready = [&first](const at::Tensor& tensor) {
-    return IsOpenReg(tensor) && !tensor.is_conj() && !tensor.is_neg() &&
-           tensor.device() == first.device();
-  };
-  if (!takes(first.scalar_type())) return false;
-  for (const at::Tensor* input : inputs) {
-    if (!ready(*input) || input->scalar_type() != first.scalar_type()) {
-      return false;
-    }
-  }
-  return out == nullptr || ready(*out);
-}
 
 StructuredOutput::StructuredOutput(OutputKind kind, const at::Tensor* given)
     : kind_(kind) {

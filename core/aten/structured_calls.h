@@ -17,7 +17,9 @@
 // widened copy of its input counts against the device, not the host.
 //
 // Calls the impl function could not run exactly as the CPU would go to the
-// CPU fallback, which raises the CPU's errors: StructuredCall::accepted()
+// CPU fallback, which raises the CPU's errors: StructuredTakes
+// (core/aten/structured_arguments.h) refuses their tensors, or
+// StructuredCall::accepted()
 // turns false for an out= tensor of another dtype or an in-place call whose
 // tensor has another shape (ATen's CPU wrapper would raise), and an out=
 // tensor whose strides differ from those the meta function requires (ATen
@@ -50,23 +52,6 @@
 #include "core/torch_runtime/work_record.h"
 
 namespace openreg {
-
-// Whether a structured op's CPU implementation can run on `inputs` writing
-// `out` (null: a fresh result) as it runs on the CPU: plain (not lazily
-// conjugated or negated) openreg tensors on one device, the inputs
-// of one dtype among float, double, half, bfloat16 and complex float and
-// double, which every CPU implementation using this dispatches on (the
-// others stay on the fallback, which covers them, rather than risk an error
-// raised from inside work on the stream). Lazy conjugation is left to the
-// fallback, which resolves it as ATen's CPU wrappers do.
-// An out= tensor of another dtype is StructuredOutput's to refuse.
-bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
-                     const at::Tensor* out);
-// The same, for an op whose CPU implementation dispatches on the dtypes
-// `takes` accepts (reductions of integers and bools, whose implementations
-// convert as they accumulate).
-bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
-                     const at::Tensor* out, bool (*takes)(at::ScalarType));
 
 // How a call hands its output to the meta function.
 enum class OutputKind {

@@ -1,0 +1,39 @@
+#include "core/aten/structured_arguments.h"
+
+namespace openreg {
+
+namespace {
+
+bool StructuredDtype(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kComplexFloat:
+    case at::kComplexDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out) {
+  return StructuredTakes(inputs, out, StructuredDtype);
+}
+
+bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
+                     const at::Tensor* out, bool (*takes)(at::ScalarType)) {
+  const at::Tensor& first = **inputs.begin();
+  if (!takes(first.scalar_type())) return false;
+  for (const at::Tensor* input : inputs) {
+    if (input->scalar_type() != first.scalar_type()) return false;
+  }
+  return PlainOpenRegOn(first.device(), inputs) &&
+         PlainOpenRegOn(first.device(), {out});
+}
+
+}  // namespace openreg
