@@ -40,17 +40,14 @@ namespace {
 
 // --- Which dtypes each implementation dispatches on --------------------------
 
-// Sums, means, any and all: every dtype the iterator's loops read (sum and
-// mean convert integers and bools as they accumulate; mean's meta function
-// raises the CPU's error for an integer result at the call).
-bool AnyLoopDtype(at::ScalarType dtype) {
-  return LoopDtypeWithoutScalars(dtype);
-}
-// The norm: floating and complex inputs (its meta function raises for
-// others, but the fallback has always raised it, and keeps doing so).
-bool NormDtype(at::ScalarType dtype) {
-  return LoopDtypeWithoutScalars(dtype) && FloatingOrComplex(dtype);
-}
+// The norm: StructuredDtype, floating and complex (its meta function raises
+// for others, but the fallback always raised that error, and still does).
+//
+// Sums, means, any and all: LoopDtypeWithoutScalars, every dtype the
+// iterator's loops read (sum and mean convert integers and bools as they
+// accumulate; mean's meta function raises the CPU's error for an integer
+// result at the call).
+//
 // amax, amin, max and min over a dimension: ordered dtypes, bool included.
 bool OrderedDtype(at::ScalarType dtype) {
   return LoopDtypeWithoutScalars(dtype) && Real(dtype);
@@ -104,20 +101,20 @@ constexpr char kSumDims[] = "dim_IntList";
 constexpr char kSumDimsOut[] = "IntList_out";
 using SumForms =
     Forms<Reduction<at::native::structured_sum_out, kSum, kSumDims,
-                    kSumDimsOut, AnyLoopDtype>,
+                    kSumDimsOut, LoopDtypeWithoutScalars>,
           at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>>;
 
 constexpr char kMean[] = "aten::mean";
 constexpr char kMeanDims[] = "dim";
 using MeanForms =
     Forms<Reduction<at::native::structured_mean_out, kMean, kMeanDims,
-                    kOutName, AnyLoopDtype>,
+                    kOutName, LoopDtypeWithoutScalars>,
           at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>>;
 
 constexpr char kVectorNorm[] = "aten::linalg_vector_norm";
 using VectorNormForms =
     Forms<Reduction<at::native::structured_linalg_vector_norm_out,
-                    kVectorNorm, kDefault, kOutName, NormDtype>,
+                    kVectorNorm, kDefault, kOutName, StructuredDtype>,
           const c10::Scalar&, at::OptionalIntArrayRef, bool,
           std::optional<at::ScalarType>>;
 
@@ -152,15 +149,16 @@ constexpr char kDims[] = "dims";
 constexpr char kDimsOut[] = "dims_out";
 constexpr char kAllOut[] = "all_out";
 template <typename Impl, const char* kOp, typename... Rest>
-using TestForms = Forms<Reduction<Impl, kOp, kDim, kOutName, AnyLoopDtype>,
-                        Rest...>;
+using TestForms =
+    Forms<Reduction<Impl, kOp, kDim, kOutName, LoopDtypeWithoutScalars>,
+          Rest...>;
 template <typename Impl, const char* kOp>
 using TestOverDimsForms =
-    Forms<Reduction<Impl, kOp, kDims, kDimsOut, AnyLoopDtype>,
+    Forms<Reduction<Impl, kOp, kDims, kDimsOut, LoopDtypeWithoutScalars>,
           at::OptionalIntArrayRef, bool>;
 template <typename Impl, const char* kOp>
 using TestOfAllForms =
-    Forms<Reduction<Impl, kOp, kDefault, kAllOut, AnyLoopDtype>>;
+    Forms<Reduction<Impl, kOp, kDefault, kAllOut, LoopDtypeWithoutScalars>>;
 
 using AnyDimForms = TestForms<at::native::structured_any_out, kAny, int64_t,
                               bool>;
@@ -173,7 +171,7 @@ using AllDimsForms = TestOverDimsForms<at::native::structured_all_dims_out,
                                        kAll>;
 using AllAllForms = TestOfAllForms<at::native::structured_all_all_out, kAll>;
 
-// --- Values and indices: max.dim and min.dim ----------------------------------
+// --- Values and indices: max.dim and min.dim ---------------------------------
 
 // max.dim or min.dim (`Impl`) of `self`, two fresh results; the out= forms
 // stay on the fallback.

@@ -2,23 +2,9 @@
 
 namespace openreg {
 
-namespace {
-
 bool StructuredDtype(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kFloat:
-    case at::kDouble:
-    case at::kHalf:
-    case at::kBFloat16:
-    case at::kComplexFloat:
-    case at::kComplexDouble:
-      return true;
-    default:
-      return false;
-  }
+  return FloatingOrComplex(dtype) && LoopDtypeWithoutScalars(dtype);
 }
-
-}  // namespace
 
 bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
                      const at::Tensor* out) {

@@ -42,6 +42,11 @@ inline bool PlainOpenRegOn(const at::Device& device,
   return true;
 }
 
+// Float, double, half, bfloat16 and complex float and double: the dtypes
+// every CPU implementation StructuredTakes is used for without a predicate
+// dispatches on.
+bool StructuredDtype(at::ScalarType dtype);
+
 // Whether a structured op's CPU implementation can run on `inputs` writing
 // `out` (null: a fresh result) as it runs on the CPU: plain openreg tensors
 // on one device (PlainOpenRegOn), the inputs of one dtype among float,
