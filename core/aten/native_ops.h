@@ -99,8 +99,7 @@ void RegisterMatmulKernels(torch::Library& m);
 
 // --- Reductions (reduction_ops.cc) -------------------------------------------
 // Registers sum.dim_IntList, mean.dim, linalg_vector_norm, amax, amin, argmax,
-// argmin, any and all (functional, out=) and max.dim and min.dim
-// (functional) the same way.
+// argmin, any, all, max.dim and min.dim (functional, out=) the same way.
 void RegisterReductionKernels(torch::Library& m);
 
 // --- Softmax and losses (loss_ops.cc) ---------------------------------------
@@ -122,8 +121,7 @@ void RegisterGatherKernels(torch::Library& m);
 void RegisterScanKernels(torch::Library& m);
 
 // --- The k largest or smallest entries (topk_ops.cc) -------------------------
-// Registers topk (functional; its out= form stays on the CPU fallback) the
-// same way.
+// Registers topk (functional, out=) the same way.
 void RegisterTopkKernels(torch::Library& m);
 
 // --- Attention (attention_ops.cc) -------------------------------------------

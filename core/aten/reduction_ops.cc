@@ -173,34 +173,58 @@ using AllAllForms = TestOfAllForms<at::native::structured_all_all_out, kAll>;
 
 // --- Values and indices: max.dim and min.dim ---------------------------------
 
-// max.dim or min.dim (`Impl`) of `self`, two fresh results; the out= forms
-// stay on the fallback.
+// max.dim or min.dim (`Impl`) of `self` in `call`'s outputs; false when the
+// fallback must take the call.
 template <typename Impl>
-std::tuple<at::Tensor, at::Tensor> ExtremumWithIndex(
-    const c10::OperatorHandle& op, const char* name, const at::Tensor& self,
-    int64_t dim, bool keepdim) {
-  if (StructuredTakes({&self}, nullptr, OrderedDtype)) {
-    StructuredCall<Impl, 2> call;
-    const auto wrapped = call.meta(self, dim, keepdim);
-    call.Enqueue(name, self, wrapped.dim, keepdim);
-    return {call.output(0), call.output(1)};
+bool EnqueueExtremumWithIndex(StructuredCall<Impl, 2>& call, const char* name,
+                              const at::Tensor& self, int64_t dim,
+                              bool keepdim) {
+  const auto wrapped = call.meta(self, dim, keepdim);
+  if (!call.accepted()) return false;
+  call.Enqueue(name, self, wrapped.dim, keepdim);
+  return true;
+}
+
+// The functional and out= kernels of max.dim or min.dim (`Impl`): the op
+// `kOp`, with the out= overload `kOutOverload`.
+template <typename Impl, const char* kOp, const char* kOutOverload>
+struct ExtremumWithIndex {
+  static std::tuple<at::Tensor, at::Tensor> Functional(const at::Tensor& self,
+                                                       int64_t dim,
+                                                       bool keepdim) {
+    if (StructuredTakes({&self}, nullptr, OrderedDtype)) {
+      StructuredCall<Impl, 2> call;
+      if (EnqueueExtremumWithIndex(call, kOp, self, dim, keepdim)) {
+        return {call.output(0), call.output(1)};
+      }
+    }
+    static const c10::OperatorHandle op = Op(kOp, "dim");
+    return FallbackOfTwo(op, self, dim, keepdim);
   }
-  return FallbackOfTwo(op, self, dim, keepdim);
-}
 
-std::tuple<at::Tensor, at::Tensor> MaxDim(const at::Tensor& self, int64_t dim,
-                                          bool keepdim) {
-  static const c10::OperatorHandle op = Op("aten::max", "dim");
-  return ExtremumWithIndex<at::native::structured_max_out>(
-      op, "aten::max", self, dim, keepdim);
-}
+  static std::tuple<at::Tensor&, at::Tensor&> Out(const at::Tensor& self,
+                                                  int64_t dim, bool keepdim,
+                                                  at::Tensor& values,
+                                                  at::Tensor& indices) {
+    if (StructuredTakes({&self}, &values, OrderedDtype) &&
+        PlainOpenRegOn(self.device(), {&indices})) {
+      StructuredCall<Impl, 2> call({&values, &indices});
+      if (EnqueueExtremumWithIndex(call, kOp, self, dim, keepdim)) {
+        return {values, indices};
+      }
+    }
+    static const c10::OperatorHandle op = Op(kOp, kOutOverload);
+    Fallback(op, self, dim, keepdim, values, indices);
+    return {values, indices};
+  }
+};
 
-std::tuple<at::Tensor, at::Tensor> MinDim(const at::Tensor& self, int64_t dim,
-                                          bool keepdim) {
-  static const c10::OperatorHandle op = Op("aten::min", "dim");
-  return ExtremumWithIndex<at::native::structured_min_out>(
-      op, "aten::min", self, dim, keepdim);
-}
+constexpr char kMax[] = "aten::max";
+constexpr char kMaxOut[] = "dim_max";
+constexpr char kMin[] = "aten::min";
+constexpr char kMinOut[] = "dim_min";
+using MaxDim = ExtremumWithIndex<at::native::structured_max_out, kMax, kMaxOut>;
+using MinDim = ExtremumWithIndex<at::native::structured_min_out, kMin, kMinOut>;
 
 }  // namespace
 
@@ -231,8 +255,10 @@ void RegisterReductionKernels(torch::Library& m) {
   m.impl("all.dims_out", TORCH_FN(AllDimsForms::Out));
   m.impl("all", TORCH_FN(AllAllForms::Functional));
   m.impl("all.all_out", TORCH_FN(AllAllForms::Out));
-  m.impl("max.dim", TORCH_FN(MaxDim));
-  m.impl("min.dim", TORCH_FN(MinDim));
+  m.impl("max.dim", TORCH_FN(MaxDim::Functional));
+  m.impl("max.dim_max", TORCH_FN(MaxDim::Out));
+  m.impl("min.dim", TORCH_FN(MinDim::Functional));
+  m.impl("min.dim_min", TORCH_FN(MinDim::Out));
 }
 
 }  // namespace openreg

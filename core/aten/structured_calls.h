@@ -183,6 +183,10 @@ class StructuredCall final : public Impl {
   // Fresh results for every output.
   StructuredCall()
       : outputs_(FreshOutputs(std::make_index_sequence<kOutputs>())) {}
+  // out= tensors for every output (topk's values and indices).
+  explicit StructuredCall(const std::array<const at::Tensor*, kOutputs>& outs)
+    requires(kOutputs > 1)
+      : outputs_(GivenOutputs(outs, std::make_index_sequence<kOutputs>())) {}
 
   void set_output_raw_strided(int64_t index, at::IntArrayRef sizes,
                               at::IntArrayRef strides,
@@ -242,6 +246,13 @@ class StructuredCall final : public Impl {
   static std::array<StructuredOutput, kOutputs> FreshOutputs(
       std::index_sequence<kIndex...>) {
     return {((void)kIndex, StructuredOutput(OutputKind::kFresh, nullptr))...};
+  }
+
+  template <size_t... kIndex>
+  static std::array<StructuredOutput, kOutputs> GivenOutputs(
+      const std::array<const at::Tensor*, kOutputs>& outs,
+      std::index_sequence<kIndex...>) {
+    return {StructuredOutput(OutputKind::kOut, outs[kIndex])...};
   }
 
   template <size_t... kIndex>

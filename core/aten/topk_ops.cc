@@ -12,11 +12,9 @@
 //
 // Taken: a plain openreg `self` (PlainOpenRegOn) of a dtype the CPU's topk
 // sorts: LoopDtypeWithoutScalars without bool and complex, for which the CPU
-// raises. Everything else goes to the CPU fallback, exactly as if this kernel
-// were not registered. So does topk.values (out=), which is not registered:
-// StructuredCall gives an op with two results fresh outputs only, and an
-// out= form would need it to take the given ones (resized, or refused for
-// another dtype, one by one); topk with out= is rare enough to leave there.
+// raises; with out= (topk.values), openreg tensors of the results' dtypes on
+// its device, resized as ATen resizes them. Everything else goes to the CPU
+// fallback, exactly as if this kernel were not registered.
 #include <ATen/ops/topk_native.h>
 #include <torch/library.h>
 
@@ -30,28 +28,62 @@
 namespace openreg {
 namespace {
 
+bool TakesSelf(const at::Tensor& self) {
+  return PlainOpenRegOn(self.device(), {&self}) &&
+         LoopDtypeWithoutScalars(self.scalar_type()) &&
+         RealNotBool(self.scalar_type());
+}
+
+// topk of `self` in `call`'s outputs; false when the fallback must take the
+// call.
+bool EnqueueTopk(
+    StructuredCall<at::native::structured_topk_out_cpu, 2>& call,
+    const at::Tensor& self, int64_t k, int64_t dim, bool largest,
+    bool sorted) {
+  call.meta(self, k, dim, largest, sorted);
+  if (!call.accepted()) return false;
+  // k == 0 or an empty `self`: the implementation writes nothing.
+  if (call.output(0).numel() != 0) {
+    call.Enqueue("aten::topk", self, k, dim, largest, sorted);
+  }
+  return true;
+}
+
 std::tuple<at::Tensor, at::Tensor> Topk(const at::Tensor& self, int64_t k,
                                         int64_t dim, bool largest,
                                         bool sorted) {
-  if (PlainOpenRegOn(self.device(), {&self}) &&
-      LoopDtypeWithoutScalars(self.scalar_type()) &&
-      RealNotBool(self.scalar_type())) {
-    StructuredCall<at::native::structured_topk_out_cpu, /*kOutputs=*/2> call;
-    call.meta(self, k, dim, largest, sorted);
-    // k == 0 or an empty `self`: the implementation writes nothing.
-    if (call.output(0).numel() != 0) {
-      call.Enqueue("aten::topk", self, k, dim, largest, sorted);
+  if (TakesSelf(self)) {
+    StructuredCall<at::native::structured_topk_out_cpu, 2> call;
+    if (EnqueueTopk(call, self, k, dim, largest, sorted)) {
+      return {call.output(0), call.output(1)};
     }
-    return {call.output(0), call.output(1)};
   }
   static const c10::OperatorHandle op = Op("aten::topk", "");
   return FallbackOfTwo(op, self, k, dim, largest, sorted);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> TopkOut(const at::Tensor& self,
+                                             int64_t k, int64_t dim,
+                                             bool largest, bool sorted,
+                                             at::Tensor& values,
+                                             at::Tensor& indices) {
+  if (TakesSelf(self) && PlainOpenRegOn(self.device(), {&values, &indices})) {
+    StructuredCall<at::native::structured_topk_out_cpu, 2> call(
+        {&values, &indices});
+    if (EnqueueTopk(call, self, k, dim, largest, sorted)) {
+      return {values, indices};
+    }
+  }
+  static const c10::OperatorHandle op = Op("aten::topk", "values");
+  Fallback(op, self, k, dim, largest, sorted, values, indices);
+  return {values, indices};
 }
 
 }  // namespace
 
 void RegisterTopkKernels(torch::Library& m) {
   m.impl("topk", TORCH_FN(Topk));
+  m.impl("topk.values", TORCH_FN(TopkOut));
 }
 
 }  // namespace openreg

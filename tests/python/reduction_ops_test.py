@@ -226,6 +226,28 @@ def test_extrema_and_tests_give_the_cpus_bits(name, dtype):
             same_bits_or_error(lambda t: with_out(t, call(t.cpu(), dim, keepdim).shape), tensor)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("op", [torch.max, torch.min], ids=["max", "min"])
+def test_max_and_min_over_a_dimension_into_out_tensors(op, dtype):
+    def into(shape, values_dtype=None):
+        def function(t, dim, keepdim):
+            values = torch.empty(shape, dtype=values_dtype or t.dtype, device=t.device)
+            indices = torch.empty(shape, dtype=torch.int64, device=t.device)
+            result = op(t, dim, keepdim, out=(values, indices))
+            assert result[0] is values and result[1] is indices
+            return torch.cat([values.double().flatten(), indices.double().flatten()])
+        return function
+
+    tensor = with_nan(dtype, (3, 4, 5))
+    for dim, keepdim in [(0, False), (-1, True), (1, False)]:
+        same_bits_or_error(lambda t: into((0,))(t, dim, keepdim), tensor)
+        same_bits_or_error(lambda t: into((0,))(t.transpose(0, 2), dim, keepdim), tensor)
+        shape = op(tensor, dim, keepdim).values.shape
+        same_bits_or_error(lambda t: into(shape)(t, dim, keepdim), tensor)
+    # Values of another dtype: the CPU's error, from the fallback.
+    same_bits_or_error(lambda t: into((0,), torch.float16)(t, 0, False), tensor)
+
+
 def same_error_at_the_call(function, tensor):
     """`function` raises the same error, type and first line, on the CPU and, at the call, on openreg."""
     with pytest.raises((RuntimeError, IndexError)) as cpu_error:
@@ -262,6 +284,7 @@ def test_extrema_take_the_structured_path_and_leave_the_rest_to_the_fallback():
                                                                 torch.empty((), dtype=torch.int64, device="meta")))
     counting.replace("sum.dim_IntList", lambda t, dim, keepdim=False, *, dtype=None: torch.empty(
         (), dtype=torch.int64, device="meta"))
+    counting.replace("min.dim_min", lambda t, dim, keepdim=False, *, min, min_indices: (min, min_indices))
     try:
         # Shapes no other test uses, so no cached meta result hides a call.
         x = rounded_tensor(torch.float32, (17, 3)).openreg()
@@ -271,6 +294,7 @@ def test_extrema_take_the_structured_path_and_leave_the_rest_to_the_fallback():
         torch.any(mask, 1)
         torch.all(mask)
         torch.max(x, 1)
+        torch.min(x, 0, out=(torch.empty(0, device="openreg"), torch.empty(0, dtype=torch.int64, device="openreg")))
         mask.sum()
         torch.openreg.synchronize()
         assert counting.calls == []

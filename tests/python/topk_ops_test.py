@@ -1,5 +1,5 @@
 """torch.topk on openreg (core/aten/topk_ops.cc): ATen's C++ meta function at the call and its CPU implementation on
-the stream, or the CPU fallback for the calls that path leaves to it (and for topk with out=), give the CPU's values
+the stream, or the CPU fallback for the calls that path leaves to it, give the CPU's values
 and indices (bit for bit, ties and NaNs in the CPU's order), strides, gradients and errors."""
 
 import pytest
@@ -14,9 +14,10 @@ TAKEN = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.f
 LEFT = [torch.bool, torch.complex64, torch.uint16]
 
 
-def topk_out(x, k, dim=-1, largest=True, sorted=True):
-    """topk with out= tensors of its results' dtypes on x's device (left to the fallback)."""
-    values, indices = torch.empty(0, dtype=x.dtype, device=x.device), torch.empty(0, dtype=torch.int64, device=x.device)
+def topk_out(x, k, dim=-1, largest=True, sorted=True, shape=(0,), values_dtype=None):
+    """topk with out= tensors of `shape` on x's device, of its results' dtypes unless `values_dtype` is given."""
+    values = torch.empty(shape, dtype=values_dtype or x.dtype, device=x.device)
+    indices = torch.empty(shape, dtype=torch.int64, device=x.device)
     result = torch.topk(x, k, dim, largest, sorted, out=(values, indices))
     assert result[0] is values and result[1] is indices
     return values, indices
@@ -59,10 +60,22 @@ def test_shapes_layouts_and_values(case):
         same_bits_as_cpu(lambda x: torch.topk(x, k, dim, largest), tensor)
 
 
-def test_out_is_left_to_the_fallback_and_gives_the_cpus_results():
-    x = seeded_tensor(torch.float32, (5, 7))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bfloat16], ids=str)
+def test_out_gives_the_cpus_results(dtype):
+    x = seeded_tensor(dtype, (5, 7))
     same_bits_as_cpu(lambda x: topk_out(x, 3), x)
     same_bits_as_cpu(lambda x: topk_out(x, 2, 0, largest=False), x)
+    same_bits_as_cpu(lambda x: topk_out(x.t(), 2, 1, sorted=False), x)
+    # out= tensors of the results' shape are written where they are.
+    same_bits_as_cpu(lambda x: topk_out(x, 3, shape=(5, 3)), x)
+
+
+def test_out_of_another_dtype_raises_the_cpus_error():
+    x = seeded_tensor(torch.float32, (5, 7))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double instead"):
+        topk_out(x.openreg(), 3, values_dtype=torch.float64)
+        torch.openreg.synchronize()
+    assert_same(torch.topk(x.openreg(), 2).values, torch.topk(x, 2).values, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("call", [
@@ -137,11 +150,13 @@ def test_the_direct_kernel_does_not_take_the_fallback():
         x = seeded_tensor(torch.float32, (7, 11)).openreg()
         torch.topk(x, 3)
         torch.topk(x.to(torch.int32), 2, 0, largest=False)
+        topk_out(x, 4)
         torch.openreg.synchronize()
         assert counting.calls == []
-        # The check can fail: topk with out= goes to the fallback.
-        topk_out(seeded_tensor(torch.float32, (7, 13)).openreg(), 3)
-        torch.openreg.synchronize()
+        # The check can fail: a dtype the CPU's topk refuses goes to the fallback, which raises its error.
+        with pytest.raises(RuntimeError, match="topk does not support bool dtypes on CPU"):
+            topk_out(seeded_tensor(torch.bool, (7, 13)).openreg(), 3)
+            torch.openreg.synchronize()
         assert counting.calls == ["topk.values"]
     finally:
         counting.library._destroy()
