@@ -15,9 +15,9 @@
 // device (PlainOpenRegOn), `self` of a LoopDtypeWithoutScalars dtype, and a
 // result dtype the CPU's loop sums in (SumsInto). Everything else goes to the
 // CPU fallback, exactly as if these kernels were not registered, and so do
-// the calls StructuredCall does not accept (an out= tensor of another dtype
-// than `dtype`, an in-place call that would change the tensor's dtype: the
-// CPU's errors).
+// the calls StructuredCall does not accept (an in-place call that would
+// change the tensor's dtype: the CPU's error). An out= tensor of another
+// dtype than `dtype` raises the CPU's error at the call (StructuredOutput).
 #include <ATen/ops/cumsum_native.h>
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>

@@ -55,7 +55,7 @@ bool StructuredDtype(at::ScalarType dtype);
 // which covers them, rather than risk an error raised from inside work on
 // the stream). Lazy conjugation is left to the fallback, which resolves it
 // as ATen's CPU wrappers do.
-// An out= tensor of another dtype is StructuredOutput's to refuse.
+// An out= tensor of another dtype is StructuredOutput's to check.
 bool StructuredTakes(std::initializer_list<const at::Tensor*> inputs,
                      const at::Tensor* out);
 // The same, for an op whose CPU implementation dispatches on the dtypes

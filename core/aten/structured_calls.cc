@@ -28,10 +28,11 @@ void StructuredOutput::Set(at::IntArrayRef sizes, at::IntArrayRef strides,
                              options.layout(), options.device(), std::nullopt);
       return;
     case OutputKind::kOut: {
-      if (tensor_.dtype() != options.dtype()) {
-        accepted_ = false;
-        return;
-      }
+      // ATen's structured out= wrappers raise this at the call; the fallback
+      // would raise it from work on the stream, with openreg's prefix.
+      TORCH_CHECK(tensor_.dtype() == options.dtype(),
+                  "Expected out tensor to have dtype ", options.dtype(),
+                  ", but got ", tensor_.dtype(), " instead");
       // Warns, as the CPU does, when a non-empty tensor changes shape.
       const bool resized = at::native::resize_output(tensor_, sizes);
       if (strides.empty()) {

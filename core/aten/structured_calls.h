@@ -19,11 +19,12 @@
 // Calls the impl function could not run exactly as the CPU would go to the
 // CPU fallback, which raises the CPU's errors: StructuredTakes
 // (core/aten/structured_arguments.h) refuses their tensors, or
-// StructuredCall::accepted()
-// turns false for an out= tensor of another dtype or an in-place call whose
-// tensor has another shape (ATen's CPU wrapper would raise), and an out=
+// StructuredCall::accepted() turns false for an in-place call whose tensor
+// has another dtype or shape (ATen's CPU wrapper would raise), and an out=
 // tensor whose strides differ from those the meta function requires (ATen
-// would compute into a temporary and copy back).
+// would compute into a temporary and copy back). An out= tensor of another
+// dtype than the one the meta function asks for raises ATen's out= wrapper's
+// error at the call, as on the CPU.
 #ifndef OPENREG_CORE_ATEN_STRUCTURED_CALLS_H_
 #define OPENREG_CORE_ATEN_STRUCTURED_CALLS_H_
 

@@ -9,7 +9,7 @@ import functools
 import pytest
 import torch
 
-from openreg_testing import assert_same, same_result_or_error
+from openreg_testing import assert_same, raises_the_cpus_error_at_the_call, same_result_or_error
 
 # Dtypes the direct path runs, and ones it leaves to the fallback.
 DTYPES = [torch.float32, torch.float64, torch.complex64, torch.complex128, torch.float16, torch.bfloat16,
@@ -101,6 +101,16 @@ def test_out_of_another_shape_warns_and_resizes(name):
     with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
         OPS[name][0](*arguments, out=out)
     assert_same(out, OPS[name][0](*arguments_of(name, torch.float32)))
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_out_of_another_dtype_raises_the_cpus_error_at_the_call(name):
+    def call(device):
+        arguments = [a.to(device) for a in arguments_of(name, torch.float32)]
+        OPS[name][0](*arguments, out=torch.empty(0, dtype=torch.float64, device=device))
+    raises_the_cpus_error_at_the_call(call)
+    assert_same(torch.mm(torch.ones(2, 2, device="openreg"), torch.ones(2, 2, device="openreg")),
+                torch.full((2, 2), 2.0))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)

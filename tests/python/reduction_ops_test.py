@@ -244,8 +244,8 @@ def test_max_and_min_over_a_dimension_into_out_tensors(op, dtype):
         same_bits_or_error(lambda t: into((0,))(t.transpose(0, 2), dim, keepdim), tensor)
         shape = op(tensor, dim, keepdim).values.shape
         same_bits_or_error(lambda t: into(shape)(t, dim, keepdim), tensor)
-    # Values of another dtype: the CPU's error, from the fallback.
-    same_bits_or_error(lambda t: into((0,), torch.float16)(t, 0, False), tensor)
+    # Values of another dtype: the CPU's error, at the call.
+    same_error_at_the_call(lambda t: into((0,), torch.float16)(t, 0, False), tensor)
 
 
 def same_error_at_the_call(function, tensor):
@@ -264,9 +264,10 @@ def test_extrema_errors_come_at_the_call_and_leave_the_device_working():
     same_error_at_the_call(lambda t: torch.max(t, 0), empty)
     same_error_at_the_call(lambda t: torch.any(t, 2), torch.ones(2, 3))
     same_error_at_the_call(lambda t: torch.amin(t, (0, 0)), torch.ones(2, 3))
-    # An out= tensor of another dtype goes to the fallback, which raises the CPU's error (by the next
-    # synchronization), and the device keeps working.
-    same_bits_or_error(lambda t: torch.argmax(t, 0, out=torch.empty(0, device=t.device)), torch.ones(2, 3))
+    # An out= tensor of another dtype than the result's.
+    same_error_at_the_call(lambda t: torch.argmax(t, 0, out=torch.empty(0, device=t.device)), torch.ones(2, 3))
+    same_error_at_the_call(lambda t: torch.max(t, 0, out=(torch.empty(0, device=t.device),
+                                                          torch.empty(0, device=t.device))), torch.ones(2, 3))
     # Over a dimension of size 0 that is not reduced, the results are empty, as on the CPU.
     same_bits_or_error(lambda t: torch.amax(t, 1), empty)
     same_bits_or_error(lambda t: torch.any(t, 1), empty)
