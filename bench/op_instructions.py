@@ -50,14 +50,19 @@ OPS = {
     "gather": "torch.gather(b, 1, index)",
 }
 
-WORKER = """
-import sys, torch
-device, n = sys.argv[1], int(sys.argv[2])
+# The tensors OPS' expressions read, on `device`; bench/op_profile.py's worker makes them too.
+OPERANDS = """
 a = torch.ones(16, device=device)
 b = torch.ones(4, 4, device=device)
 image, kernel = torch.ones(1, 1, 4, 4, device=device), torch.ones(1, 1, 3, 3, device=device)
 pieces = [torch.ones(8, 32, device=device) for _ in range(4)]
 index = torch.zeros(4, 2, dtype=torch.int64, device=device)
+"""
+
+WORKER = """
+import sys, torch
+device, n = sys.argv[1], int(sys.argv[2])
+""" + OPERANDS + """
 op = lambda: {expression}
 for _ in range(200):
     op()

@@ -23,15 +23,14 @@ import subprocess
 import sys
 import tempfile
 
-from op_instructions import OPS
+from op_instructions import OPERANDS, OPS
 
 LAUNCHING = "launching"
 
 WORKER = """
 import sys, time, torch
 device, seconds = sys.argv[1], float(sys.argv[2])
-a = torch.ones(16, device=device)
-b = torch.ones(4, 4, device=device)
+""" + OPERANDS + """
 op = lambda: {expression}
 sync = torch.openreg.synchronize if device == "openreg" else (lambda: None)
 for _ in range(20000):
