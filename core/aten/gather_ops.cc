@@ -15,12 +15,10 @@
 //
 // Taken: `self`, the index and an out= tensor that are plain openreg tensors
 // of one device (PlainOpenRegOn), `self` of a LoopDtypeWithoutScalars dtype
-// (every dtype the CPU's gather dispatches on but complex half), an out=
-// tensor of `self`'s dtype. Another out= dtype is the CPU's error, which the
-// fallback raises: the meta function would check overlaps and the index
-// after the dtype StructuredOutput refuses, and could raise another error
-// first. Everything else goes to the CPU fallback, exactly as if these
-// kernels were not registered.
+// (every dtype the CPU's gather dispatches on but complex half). An out=
+// tensor of another dtype raises the CPU's error at the call, where ATen's
+// out= wrapper raises it (StructuredOutput). Everything else goes to the CPU
+// fallback, exactly as if these kernels were not registered.
 #include <ATen/ops/gather_native.h>
 #include <torch/library.h>
 
@@ -43,8 +41,7 @@ struct Gather {
                                            const at::Tensor& index,
                                            bool sparse_grad) {
     if (!PlainOpenRegOn(self.device(), {&self, &index, out}) ||
-        !LoopDtypeWithoutScalars(self.scalar_type()) ||
-        (out != nullptr && out->scalar_type() != self.scalar_type())) {
+        !LoopDtypeWithoutScalars(self.scalar_type())) {
       return std::nullopt;
     }
     StructuredCall<at::native::structured_gather_out> call(

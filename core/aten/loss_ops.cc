@@ -176,18 +176,17 @@ std::tuple<at::Tensor, at::Tensor> NllLossForward(
     const at::Tensor& self, const at::Tensor& target,
     const std::optional<at::Tensor>& weight, int64_t reduction,
     int64_t ignore_index) {
-  if (TakesLoss(self, weight, nullptr, reduction) &&
-      TakesTarget(target, self)) {
-    StructuredCall<at::native::structured_nll_loss_forward_out_cpu,
-                   /*kOutputs=*/2>
-        call;
-    call.meta(self, target, WeightRef(weight), reduction, ignore_index);
-    call.Enqueue("aten::nll_loss_forward", self, target, WeightRef(weight),
-                 reduction, ignore_index);
-    return {call.output(0), call.output(1)};
-  }
+  using Impl = at::native::structured_nll_loss_forward_out_cpu;
   static const c10::OperatorHandle op = Op("aten::nll_loss_forward", "");
-  return FallbackOfTwo(op, self, target, weight, reduction, ignore_index);
+  return TwoResults<Impl>(
+      TakesLoss(self, weight, nullptr, reduction) && TakesTarget(target, self),
+      [&](StructuredCall<Impl, 2>& call) {
+        call.meta(self, target, WeightRef(weight), reduction, ignore_index);
+        call.Enqueue("aten::nll_loss_forward", self, target,
+                     WeightRef(weight), reduction, ignore_index);
+        return true;
+      },
+      op, self, target, weight, reduction, ignore_index);
 }
 
 }  // namespace

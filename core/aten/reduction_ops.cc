@@ -173,49 +173,43 @@ using AllAllForms = TestOfAllForms<at::native::structured_all_all_out, kAll>;
 
 // --- Values and indices: max.dim and min.dim ---------------------------------
 
-// max.dim or min.dim (`Impl`) of `self` in `call`'s outputs; false when the
-// fallback must take the call.
-template <typename Impl>
-bool EnqueueExtremumWithIndex(StructuredCall<Impl, 2>& call, const char* name,
-                              const at::Tensor& self, int64_t dim,
-                              bool keepdim) {
-  const auto wrapped = call.meta(self, dim, keepdim);
-  if (!call.accepted()) return false;
-  call.Enqueue(name, self, wrapped.dim, keepdim);
-  return true;
-}
-
 // The functional and out= kernels of max.dim or min.dim (`Impl`): the op
 // `kOp`, with the out= overload `kOutOverload`.
 template <typename Impl, const char* kOp, const char* kOutOverload>
 struct ExtremumWithIndex {
+  // The values and indices in `call`'s outputs.
+  static bool Enqueue(StructuredCall<Impl, 2>& call, const at::Tensor& self,
+                      int64_t dim, bool keepdim) {
+    const auto wrapped = call.meta(self, dim, keepdim);
+    if (!call.accepted()) return false;
+    call.Enqueue(kOp, self, wrapped.dim, keepdim);
+    return true;
+  }
+
   static std::tuple<at::Tensor, at::Tensor> Functional(const at::Tensor& self,
                                                        int64_t dim,
                                                        bool keepdim) {
-    if (StructuredTakes({&self}, nullptr, OrderedDtype)) {
-      StructuredCall<Impl, 2> call;
-      if (EnqueueExtremumWithIndex(call, kOp, self, dim, keepdim)) {
-        return {call.output(0), call.output(1)};
-      }
-    }
     static const c10::OperatorHandle op = Op(kOp, "dim");
-    return FallbackOfTwo(op, self, dim, keepdim);
+    return TwoResults<Impl>(
+        StructuredTakes({&self}, nullptr, OrderedDtype),
+        [&](StructuredCall<Impl, 2>& call) {
+          return Enqueue(call, self, dim, keepdim);
+        },
+        op, self, dim, keepdim);
   }
 
   static std::tuple<at::Tensor&, at::Tensor&> Out(const at::Tensor& self,
                                                   int64_t dim, bool keepdim,
                                                   at::Tensor& values,
                                                   at::Tensor& indices) {
-    if (StructuredTakes({&self}, &values, OrderedDtype) &&
-        PlainOpenRegOn(self.device(), {&indices})) {
-      StructuredCall<Impl, 2> call({&values, &indices});
-      if (EnqueueExtremumWithIndex(call, kOp, self, dim, keepdim)) {
-        return {values, indices};
-      }
-    }
     static const c10::OperatorHandle op = Op(kOp, kOutOverload);
-    Fallback(op, self, dim, keepdim, values, indices);
-    return {values, indices};
+    return TwoResultsInto<Impl>(
+        StructuredTakes({&self}, nullptr, OrderedDtype), self.device(), values,
+        indices,
+        [&](StructuredCall<Impl, 2>& call) {
+          return Enqueue(call, self, dim, keepdim);
+        },
+        op, self, dim, keepdim);
   }
 };
 

@@ -83,6 +83,37 @@ std::tuple<at::Tensor, at::Tensor> FallbackOfTwo(const c10::OperatorHandle& op,
   return {std::move(stack[0]).toTensor(), std::move(stack[1]).toTensor()};
 }
 
+// An op with two results through StructuredCall<Impl, 2>, fresh results:
+// when `takes`, `enqueue(call)` runs the meta function and enqueues the
+// implementation, or returns false to leave the call to the fallback of
+// `op`, which then runs on `args`.
+template <typename Impl, typename Enqueue, typename... Args>
+std::tuple<at::Tensor, at::Tensor> TwoResults(bool takes, Enqueue enqueue,
+                                              const c10::OperatorHandle& op,
+                                              const Args&... args) {
+  if (takes) {
+    StructuredCall<Impl, 2> call;
+    if (enqueue(call)) return {call.output(0), call.output(1)};
+  }
+  return FallbackOfTwo(op, args...);
+}
+
+// The same into the out= tensors `first` and `second`, taken when `takes`
+// and they are plain openreg tensors on `device`; the fallback of `op` runs
+// on `args` and them.
+template <typename Impl, typename Enqueue, typename... Args>
+std::tuple<at::Tensor&, at::Tensor&> TwoResultsInto(
+    bool takes, const at::Device& device, at::Tensor& first,
+    at::Tensor& second, Enqueue enqueue, const c10::OperatorHandle& op,
+    const Args&... args) {
+  if (takes && PlainOpenRegOn(device, {&first, &second})) {
+    StructuredCall<Impl, 2> call({&first, &second});
+    if (enqueue(call)) return {first, second};
+  }
+  Fallback(op, args..., first, second);
+  return {first, second};
+}
+
 }  // namespace openreg
 
 #endif  // OPENREG_CORE_ATEN_STRUCTURED_ARGUMENTS_H_

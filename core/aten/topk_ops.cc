@@ -12,9 +12,10 @@
 //
 // Taken: a plain openreg `self` (PlainOpenRegOn) of a dtype the CPU's topk
 // sorts: LoopDtypeWithoutScalars without bool and complex, for which the CPU
-// raises; with out= (topk.values), openreg tensors of the results' dtypes on
-// its device, resized as ATen resizes them. Everything else goes to the CPU
-// fallback, exactly as if this kernel were not registered.
+// raises; with out= (topk.values), openreg tensors on its device, resized as
+// ATen resizes them (another dtype raises the CPU's error at the call,
+// StructuredOutput). Everything else goes to the CPU fallback, exactly as if
+// this kernel were not registered.
 #include <ATen/ops/topk_native.h>
 #include <torch/library.h>
 
@@ -28,6 +29,8 @@
 namespace openreg {
 namespace {
 
+using TopkCall = StructuredCall<at::native::structured_topk_out_cpu, 2>;
+
 bool TakesSelf(const at::Tensor& self) {
   return PlainOpenRegOn(self.device(), {&self}) &&
          LoopDtypeWithoutScalars(self.scalar_type()) &&
@@ -36,10 +39,8 @@ bool TakesSelf(const at::Tensor& self) {
 
 // topk of `self` in `call`'s outputs; false when the fallback must take the
 // call.
-bool EnqueueTopk(
-    StructuredCall<at::native::structured_topk_out_cpu, 2>& call,
-    const at::Tensor& self, int64_t k, int64_t dim, bool largest,
-    bool sorted) {
+bool EnqueueTopk(TopkCall& call, const at::Tensor& self, int64_t k,
+                 int64_t dim, bool largest, bool sorted) {
   call.meta(self, k, dim, largest, sorted);
   if (!call.accepted()) return false;
   // k == 0 or an empty `self`: the implementation writes nothing.
@@ -52,14 +53,13 @@ bool EnqueueTopk(
 std::tuple<at::Tensor, at::Tensor> Topk(const at::Tensor& self, int64_t k,
                                         int64_t dim, bool largest,
                                         bool sorted) {
-  if (TakesSelf(self)) {
-    StructuredCall<at::native::structured_topk_out_cpu, 2> call;
-    if (EnqueueTopk(call, self, k, dim, largest, sorted)) {
-      return {call.output(0), call.output(1)};
-    }
-  }
   static const c10::OperatorHandle op = Op("aten::topk", "");
-  return FallbackOfTwo(op, self, k, dim, largest, sorted);
+  return TwoResults<at::native::structured_topk_out_cpu>(
+      TakesSelf(self),
+      [&](TopkCall& call) {
+        return EnqueueTopk(call, self, k, dim, largest, sorted);
+      },
+      op, self, k, dim, largest, sorted);
 }
 
 std::tuple<at::Tensor&, at::Tensor&> TopkOut(const at::Tensor& self,
@@ -67,16 +67,13 @@ std::tuple<at::Tensor&, at::Tensor&> TopkOut(const at::Tensor& self,
                                              bool largest, bool sorted,
                                              at::Tensor& values,
                                              at::Tensor& indices) {
-  if (TakesSelf(self) && PlainOpenRegOn(self.device(), {&values, &indices})) {
-    StructuredCall<at::native::structured_topk_out_cpu, 2> call(
-        {&values, &indices});
-    if (EnqueueTopk(call, self, k, dim, largest, sorted)) {
-      return {values, indices};
-    }
-  }
   static const c10::OperatorHandle op = Op("aten::topk", "values");
-  Fallback(op, self, k, dim, largest, sorted, values, indices);
-  return {values, indices};
+  return TwoResultsInto<at::native::structured_topk_out_cpu>(
+      TakesSelf(self), self.device(), values, indices,
+      [&](TopkCall& call) {
+        return EnqueueTopk(call, self, k, dim, largest, sorted);
+      },
+      op, self, k, dim, largest, sorted);
 }
 
 }  // namespace

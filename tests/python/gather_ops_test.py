@@ -92,7 +92,7 @@ def test_out_of_another_layout_or_dtype():
     # An out= tensor of another shape is resized (with the CPU's warning), one of another dtype is the CPU's error.
     with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
         same_bits_as_cpu(gather_out(out_shape=(2, 2)), x, 1, index)
-    same_bits_as_cpu(gather_out(out_dtype=torch.float32), x, 1, index, at_the_call=False)
+    same_bits_as_cpu(gather_out(out_dtype=torch.float32), x, 1, index)
 
 
 @pytest.mark.parametrize("call", [
