@@ -60,14 +60,17 @@ void CheckArgumentDevices(const c10::IValue& value, const std::string& op_name,
         cpu_tensor_allowed(tensor)) {
       return;
     }
-    const std::string layout =
-        tensor.layout() == c10::kStrided
-            ? std::string()
-            : c10::str(" (layout ", tensor.layout(), ")");
+    // A nested tensor has no one shape to print.
+    const std::string what =
+        tensor.is_nested()
+            ? std::string("nested CPU tensor")
+            : c10::str("CPU tensor of shape ", tensor.sizes(),
+                       tensor.layout() == c10::kStrided
+                           ? std::string()
+                           : c10::str(" (layout ", tensor.layout(), ")"));
     TORCH_CHECK(false,
-                "Expected all tensors to be on the same device, but found a "
-                "CPU tensor of shape ",
-                tensor.sizes(), layout, " in ", op_name,
+                "Expected all tensors to be on the same device, but found a ",
+                what, " in ", op_name,
                 " on openreg. Move it with .to('openreg') first.");
   };
   if (value.isTensor()) {

@@ -22,12 +22,18 @@ namespace openreg {
 namespace {
 
 // Ops whose arguments may be CPU tensors of any size, as on CUDA: copies
-// between the devices, and constructors that take a CPU tensor as a model.
+// between the devices (_to_copy of a nested CPU tensor to openreg comes here
+// from BackendSelect), constructors that take a CPU tensor as a model, and
+// nested tensor constructors that take nested sizes, strides and offsets,
+// which live in host memory.
 bool AcceptsCpuTensors(const OpFacts& facts) {
   const std::string& name = facts.name.name;
   return facts.accepts_cpu_tensors || name == "aten::copy_" ||
+         name == "aten::_to_copy" ||
          name == "aten::copy_sparse_to_sparse_" ||
-         name == "aten::empty_quantized";
+         name == "aten::empty_quantized" ||
+         name == "aten::_nested_from_padded" ||
+         name == "aten::_nested_view_from_buffer";
 }
 
 // The keys the CPU kernel is found under: the op's own keys below autograd,
@@ -46,8 +52,22 @@ const char* LayoutName(c10::DispatchKey functionality) {
       return "sparse compressed (CSR, CSC, BSR, BSC)";
     case c10::DispatchKey::Quantized:
       return "quantized";
+    case c10::DispatchKey::NestedTensor:
+      return "nested";
     default:
       return "strided";
+  }
+}
+
+// How to get a tensor of the layout `functionality` names to one the op takes.
+const char* ConversionAdvice(c10::DispatchKey functionality) {
+  switch (functionality) {
+    case c10::DispatchKey::Quantized:
+      return "dequantize()";
+    case c10::DispatchKey::NestedTensor:
+      return "to_padded_tensor(), or unbind() for the components";
+    default:
+      return "to_dense(), or another sparse layout";
   }
 }
 
@@ -93,10 +113,14 @@ class LayoutCall {
             device, ExecutionOffsetOf(device));
         op_.redispatchBoxed(cpu_keys_, &cpu);
       }
-      // Outside the routing: host memory for the quantizers.
-      for (const c10::IValue& result : cpu) {
-        if (result.isTensor() && result.toTensor().is_quantized()) {
-          KeepQuantizerOnHost(result.toTensor());
+      // Outside the routing: host memory for the quantizers and for the
+      // metadata of new nested tensors.
+      for (c10::IValue& result : cpu) {
+        if (!result.isTensor()) continue;
+        const at::Tensor& tensor = result.toTensor();
+        if (tensor.is_quantized()) KeepQuantizerOnHost(tensor);
+        if (tensor.is_nested() && !IsCounterpart(tensor)) {
+          result = WithNestedMetadataOnHost(tensor);
         }
       }
     });
@@ -121,7 +145,8 @@ class LayoutCall {
     const c10::DispatchKey functionality = cpu_keys_.highestFunctionalityKey();
     if (functionality != c10::DispatchKey::Sparse &&
         functionality != c10::DispatchKey::SparseCsr &&
-        functionality != c10::DispatchKey::Quantized) {
+        functionality != c10::DispatchKey::Quantized &&
+        functionality != c10::DispatchKey::NestedTensor) {
       return;
     }
     const c10::DispatchKey cpu_key = c10::toRuntimePerBackendFunctionalityKey(
@@ -132,10 +157,7 @@ class LayoutCall {
         " tensors on openreg: openreg runs such ops with PyTorch's CPU "
         "kernels, and there is no ",
         cpu_key, " kernel for it. Convert the tensor first (",
-        functionality == c10::DispatchKey::Quantized
-            ? "dequantize()"
-            : "to_dense(), or another sparse layout",
-        ") or run the op on the CPU.");
+        ConversionAdvice(functionality), ") or run the op on the CPU.");
   }
 
   // Validates devices and notes the op's.
@@ -168,8 +190,22 @@ class LayoutCall {
     at::Tensor cpu = HasLayoutParts(tensor) ? CpuCounterpart(tensor, aliases_)
                                             : aliases_.Alias(tensor);
     if (HasLayoutParts(tensor)) counterparts_.emplace_back(tensor, cpu);
+    if (tensor.is_nested()) {
+      for (const at::Tensor& part : NestedMetadata(tensor)) {
+        nested_metadata_.push_back(part.storage().unsafeGetStorageImpl());
+      }
+    }
     if (written) written_.emplace_back(tensor, cpu);
     return cpu;
+  }
+
+  bool IsCounterpart(const at::Tensor& cpu) const {
+    for (const auto& [original, counterpart] : counterparts_) {
+      if (counterpart.unsafeGetTensorImpl() == cpu.unsafeGetTensorImpl()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   c10::IValue ToCpu(size_t position, bool written) {
@@ -211,6 +247,11 @@ class LayoutCall {
       }
     }
     if (results_on_cpu_) return result;
+    // A nested argument's sizes, strides or offsets (_nested_tensor_size,
+    // ...): host tensors on openreg as on CUDA.
+    for (const c10::StorageImpl* metadata : nested_metadata_) {
+      if (result.storage().unsafeGetStorageImpl() == metadata) return result;
+    }
     return HasLayoutParts(result)
                ? OpenRegCounterpart(result, results, *device_)
                : results.FromCpu(result);
@@ -240,6 +281,9 @@ class LayoutCall {
   std::vector<std::pair<at::Tensor, at::Tensor>> counterparts_;
   // (openreg tensor, CPU alias or counterpart) of the written arguments.
   std::vector<std::pair<at::Tensor, at::Tensor>> written_;
+  // The storages of the nested arguments' metadata, which the arguments'
+  // counterparts share.
+  std::vector<const c10::StorageImpl*> nested_metadata_;
 };
 
 }  // namespace

@@ -1,14 +1,15 @@
-// The fallback for ops on sparse and quantized openreg tensors, and for ops
-// that make them from strided ones.
+// The fallback for ops on sparse, quantized and nested openreg tensors, and
+// for ops that make them from strided ones.
 //
-// Registered for the SparsePrivateUse1, SparseCsrPrivateUse1 and
-// QuantizedPrivateUse1 keys, and for the PrivateUse1 ops whose results have
-// another layout than their arguments (quantize_per_tensor, _to_sparse, ...).
-// It runs the op's CPU kernel the way the strided fallback does (cpu_fallback
-// .h), on CPU counterparts of the arguments (layout_tensors.h), inside work
-// on the current stream of the op's device, and waits for it: a sparse
-// result's size depends on the data. An op the CPU has no kernel for with
-// these layouts is refused before anything is enqueued.
+// Registered for the SparsePrivateUse1, SparseCsrPrivateUse1,
+// QuantizedPrivateUse1 and NestedTensorPrivateUse1 keys, and for the
+// PrivateUse1 ops whose results have another layout than their arguments
+// (quantize_per_tensor, _to_sparse, _nested_tensor_from_mask, ...). It runs
+// the op's CPU kernel the way the strided fallback does (cpu_fallback.h), on
+// CPU counterparts of the arguments (layout_tensors.h), inside work on the
+// current stream of the op's device, and waits for it: a sparse result's
+// size, and a nested one's components, depend on the data. An op the CPU has
+// no kernel for with these layouts is refused before anything is enqueued.
 #ifndef OPENREG_CORE_ATEN_LAYOUT_FALLBACK_H_
 #define OPENREG_CORE_ATEN_LAYOUT_FALLBACK_H_
 

@@ -1,5 +1,6 @@
 #include "core/aten/layout_tensors.h"
 
+#include <ATen/NestedTensorImpl.h>
 #include <ATen/SparseCsrTensorImpl.h>
 #include <ATen/SparseTensorImpl.h>
 #include <ATen/quantized/QTensorImpl.h>
@@ -58,6 +59,27 @@ at::Tensor CompressedTensor(c10::DispatchKey key, c10::Device device,
   return tensor;
 }
 
+at::native::NestedTensorImpl* NestedImpl(const at::Tensor& tensor) {
+  return static_cast<at::native::NestedTensorImpl*>(
+      tensor.unsafeGetTensorImpl());
+}
+
+// All of the nested tensor `tensor`'s storage as a 1-D tensor of its dtype,
+// on its device: the components' memory, at the storage offsets its metadata
+// gives.
+at::Tensor NestedStorage(const at::Tensor& tensor) {
+  return NestedImpl(tensor)->get_unsafe_storage_as_tensor();
+}
+
+// A nested tensor over all of `storage`'s memory (NestedStorage's shape) with
+// the metadata given. Its dispatch keys follow the storage's device:
+// NestedTensorCPU or NestedTensorPrivateUse1.
+at::Tensor NestedTensor(const at::Tensor& storage,
+                        const std::array<at::Tensor, 3>& metadata) {
+  return at::detail::make_tensor<at::native::NestedTensorImpl>(
+      storage, metadata[0], metadata[1], metadata[2]);
+}
+
 // A quantized tensor with `key` over `storage`, with `like`'s dtype,
 // geometry and quantizer.
 at::Tensor QuantizedTensor(c10::DispatchKey key, const c10::Storage& storage,
@@ -73,8 +95,20 @@ at::Tensor QuantizedTensor(c10::DispatchKey key, const c10::Storage& storage,
 }  // namespace
 
 bool HasLayoutParts(const at::Tensor& tensor) {
-  return tensor.defined() &&
-         (tensor.layout() != at::kStrided || tensor.is_quantized());
+  return tensor.defined() && (tensor.layout() != at::kStrided ||
+                              tensor.is_quantized() || tensor.is_nested());
+}
+
+std::array<at::Tensor, 3> NestedMetadata(const at::Tensor& tensor) {
+  const at::native::NestedTensorImpl* impl = NestedImpl(tensor);
+  return {impl->get_nested_sizes(), impl->get_nested_strides(),
+          impl->get_storage_offsets()};
+}
+
+at::Tensor WithNestedMetadataOnHost(const at::Tensor& cpu) {
+  std::array<at::Tensor, 3> metadata = NestedMetadata(cpu);
+  for (at::Tensor& part : metadata) part = part.clone();
+  return NestedTensor(NestedStorage(cpu), metadata);
 }
 
 at::Tensor CpuCounterpart(const at::Tensor& tensor, CpuAliases& aliases) {
@@ -93,9 +127,14 @@ at::Tensor CpuCounterpart(const at::Tensor& tensor, CpuAliases& aliases) {
                             aliases.Alias(impl->plain_indices()),
                             aliases.Alias(impl->values()));
   }
+  if (tensor.is_nested()) {
+    return NestedTensor(aliases.Alias(NestedStorage(tensor)),
+                        NestedMetadata(tensor));
+  }
   TORCH_CHECK(tensor.is_quantized() && layout == at::kStrided,
-              "openreg supports sparse COO, CSR, CSC, BSR and BSC tensors "
-              "and strided quantized tensors; got a tensor of layout ",
+              "openreg supports sparse COO, CSR, CSC, BSR and BSC tensors, "
+              "strided quantized tensors and strided nested tensors; got a "
+              "tensor of layout ",
               layout, ". Convert it to one of those on the CPU first.");
   return QuantizedTensor(c10::DispatchKey::QuantizedCPU,
                          aliases.Alias(tensor).storage(), tensor);
@@ -141,10 +180,15 @@ at::Tensor OpenRegCounterpart(const at::Tensor& cpu, KernelResults& results,
                             results.FromCpu(impl->plain_indices()),
                             results.FromCpu(impl->values()));
   }
+  if (cpu.is_nested()) {
+    return NestedTensor(results.FromCpu(NestedStorage(cpu)),
+                        NestedMetadata(cpu));
+  }
   TORCH_CHECK(cpu.is_quantized() && layout == at::kStrided,
               "openreg cannot hold a result of layout ", layout,
-              "; it supports sparse COO, CSR, CSC, BSR and BSC tensors and "
-              "strided quantized tensors. Run this op on the CPU.");
+              "; it supports sparse COO, CSR, CSC, BSR and BSC tensors, "
+              "strided quantized tensors and strided nested tensors. Run this "
+              "op on the CPU.");
   return QuantizedTensor(c10::DispatchKey::QuantizedPrivateUse1,
                          results.FromCpu(cpu).storage(), cpu);
 }
@@ -176,6 +220,12 @@ void SyncWrittenCounterpart(const at::Tensor& original, const at::Tensor& cpu,
     impl->set_member_tensors(results.FromCpu(cpu_impl->compressed_indices()),
                              results.FromCpu(cpu_impl->plain_indices()),
                              results.FromCpu(cpu_impl->values()), cpu.sizes());
+    return;
+  }
+  if (original.is_nested()) {
+    // Nested ops write a nested argument's components in place, in the
+    // memory its alias shares: a nested tensor cannot be resized, so no
+    // kernel gives it new memory or metadata.
     return;
   }
   results.SyncWritten(original, cpu);

@@ -98,8 +98,8 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
 }
 
-// Sparse and quantized tensors, and the ops that make them from strided
-// ones: see layout_fallback.h.
+// Sparse, quantized and nested tensors, and the ops that make them from
+// strided ones: see layout_fallback.h.
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
 }
@@ -109,6 +109,10 @@ TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, NestedTensorPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
 }
 
@@ -145,8 +149,8 @@ void RegisterForOpsWithKernel(
   }
 }
 
-// Every aten op with a CPU kernel for a sparse or quantized layout gets the
-// layout fallback as its openreg kernel for that layout. A fallback alone is
+// Every aten op with a CPU kernel for a sparse, quantized or nested layout
+// gets the layout fallback as its openreg kernel for that layout. A fallback alone is
 // not enough: an op with a CompositeExplicitAutograd default (is_coalesced,
 // col_indices, ...) would run that default, meant for strided tensors, on
 // openreg's sparse tensors, where the CPU runs its sparse kernel.
@@ -155,6 +159,8 @@ const bool layout_kernels_registered = [] {
       {c10::DispatchKey::SparseCPU, c10::DispatchKey::SparsePrivateUse1},
       {c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1},
       {c10::DispatchKey::QuantizedCPU, c10::DispatchKey::QuantizedPrivateUse1},
+      {c10::DispatchKey::NestedTensorCPU,
+       c10::DispatchKey::NestedTensorPrivateUse1},
   };
   for (const auto& [cpu_key, openreg_key] : kLayouts) {
     RegisterForOpsWithKernel<&LayoutFallback>(
@@ -169,7 +175,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
         "quantize_per_tensor.tensors", "quantize_per_channel",
         "quantize_per_tensor_dynamic", "_to_sparse", "_to_sparse.sparse_dim",
         "_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr",
-        "_to_sparse_bsc"}) {
+        "_to_sparse_bsc", "_nested_tensor_from_mask", "_nested_from_padded",
+        "_nested_view_from_buffer"}) {
     m.impl(op, torch::CppFunction::makeFromBoxedFunction<&LayoutFallback>());
   }
 }
