@@ -148,6 +148,39 @@ TensorSpec SpecOf(const at::Tensor& tensor) {
                     tensor.strides().vec()};
 }
 
+// The argument of `op` named `name` in `arguments`, or null.
+const c10::IValue* ArgumentNamed(const c10::OperatorHandle& op,
+                                 c10::ArrayRef<c10::IValue> arguments,
+                                 absl::string_view name) {
+  const std::vector<c10::Argument>& schema = op.schema().arguments();
+  for (size_t i = 0; i < schema.size() && i < arguments.size(); ++i) {
+    if (schema[i].name() == name) return &arguments[i];
+  }
+  return nullptr;
+}
+
+// Results a CPU kernel leaves undefined where the op's meta kernel gives an
+// empty tensor. _native_multi_head_attention (nn.MultiheadAttention's
+// inference fast path) returns no attention weights when need_weights is
+// false, nor for an empty query; its Python meta kernel gives an empty
+// tensor for them. The caller gets its results before the kernel runs, so
+// the plan must say what the kernel will return.
+void UndefineWhatTheKernelLeavesUndefined(const c10::OperatorHandle& op,
+                                          c10::ArrayRef<c10::IValue> arguments,
+                                          ResultSpecs& specs) {
+  if (op.operator_name().name != "aten::_native_multi_head_attention" ||
+      specs.returns.size() != 2 || specs.returns[1].size() != 1) {
+    return;
+  }
+  const c10::IValue* need_weights = ArgumentNamed(op, arguments, "need_weights");
+  const c10::IValue* query = ArgumentNamed(op, arguments, "query");
+  const bool without_weights =
+      (need_weights != nullptr && need_weights->isBool() &&
+       !need_weights->toBool()) ||
+      (query != nullptr && query->isTensor() && query->toTensor().numel() == 0);
+  if (without_weights) specs.returns[1][0] = SpecOf(at::Tensor());
+}
+
 std::shared_ptr<const ResultSpecs> RunMeta(
     const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> arguments) {
   torch::jit::Stack stack;
@@ -185,6 +218,7 @@ std::shared_ptr<const ResultSpecs> RunMeta(
   }
   for (const at::Tensor& out : outs)
     specs->out_arguments.push_back(SpecOf(out));
+  UndefineWhatTheKernelLeavesUndefined(op, arguments, *specs);
   return specs;
 }
 
@@ -234,13 +268,8 @@ SpecCache& Cache() {
 // argument is false.
 bool EvaluatesBatchNorm(const c10::OperatorHandle& op,
                         c10::ArrayRef<c10::IValue> arguments) {
-  const std::vector<c10::Argument>& schema = op.schema().arguments();
-  for (size_t i = 0; i < schema.size() && i < arguments.size(); ++i) {
-    if (schema[i].name() == "training") {
-      return arguments[i].isBool() && !arguments[i].toBool();
-    }
-  }
-  return false;
+  const c10::IValue* training = ArgumentNamed(op, arguments, "training");
+  return training != nullptr && training->isBool() && !training->toBool();
 }
 
 // Ops whose CPU kernel returns other shapes than their meta kernel for some
