@@ -119,7 +119,7 @@ class LayoutCall {
         if (!result.isTensor()) continue;
         const at::Tensor& tensor = result.toTensor();
         if (tensor.is_quantized()) KeepQuantizerOnHost(tensor);
-        if (tensor.is_nested() && !IsCounterpart(tensor)) {
+        if (tensor.is_nested() && OriginalOf(tensor) == nullptr) {
           result = WithNestedMetadataOnHost(tensor);
         }
       }
@@ -199,11 +199,22 @@ class LayoutCall {
     return cpu;
   }
 
-  bool IsCounterpart(const at::Tensor& cpu) const {
+  // The sparse, quantized or nested argument whose counterpart `cpu` is, or
+  // null.
+  const at::Tensor* OriginalOf(const at::Tensor& cpu) const {
     for (const auto& [original, counterpart] : counterparts_) {
       if (counterpart.unsafeGetTensorImpl() == cpu.unsafeGetTensorImpl()) {
-        return true;
+        return &original;
       }
+    }
+    return nullptr;
+  }
+
+  // Whether `cpu` is a nested argument's sizes, strides or offsets
+  // (_nested_tensor_size, ...).
+  bool IsNestedMetadata(const at::Tensor& cpu) const {
+    for (const c10::StorageImpl* metadata : nested_metadata_) {
+      if (cpu.storage().unsafeGetStorageImpl() == metadata) return true;
     }
     return false;
   }
@@ -241,20 +252,14 @@ class LayoutCall {
 
   at::Tensor FromCpu(const at::Tensor& result, KernelResults& results) {
     if (!result.defined() || !result.device().is_cpu()) return result;
-    for (const auto& [original, cpu] : counterparts_) {
-      if (cpu.unsafeGetTensorImpl() == result.unsafeGetTensorImpl()) {
-        return original;
-      }
-    }
+    if (const at::Tensor* original = OriginalOf(result)) return *original;
     if (results_on_cpu_) return result;
-    // A nested argument's sizes, strides or offsets (_nested_tensor_size,
-    // ...): host tensors on openreg as on CUDA.
-    for (const c10::StorageImpl* metadata : nested_metadata_) {
-      if (result.storage().unsafeGetStorageImpl() == metadata) return result;
+    if (HasLayoutParts(result)) {
+      return OpenRegCounterpart(result, results, *device_);
     }
-    return HasLayoutParts(result)
-               ? OpenRegCounterpart(result, results, *device_)
-               : results.FromCpu(result);
+    // Host tensors on openreg as on CUDA.
+    if (IsNestedMetadata(result)) return result;
+    return results.FromCpu(result);
   }
 
   c10::IValue FromCpu(const c10::IValue& result, KernelResults& results) {
