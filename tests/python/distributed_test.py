@@ -99,6 +99,11 @@ def test_dead_peer_is_an_error_not_a_hang():
     assert_check(results, "device_usable_after_dead_peer", ranks=(0,))
 
 
+@pytest.mark.parametrize("check", ["no_arguments_backend", "no_arguments_ddp_equals_full_batch"])
+def test_init_process_group_without_arguments_trains_ddp(check):
+    assert_check(scenario("no_arguments"), check)
+
+
 def test_backend_string_with_gloo_for_cpu():
     assert_check(scenario("ddp"), "backend_string_cpu_gloo_openreg")
 

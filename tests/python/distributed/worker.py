@@ -532,11 +532,64 @@ def scenario_dead_peer() -> None:
 
 # --------------------------------------------------------------------------- training
 
-def scenario_ddp() -> None:
+def example_training():
+    """examples/train.py, whose model, data and optimizer the DDP checks train."""
     sys.path.insert(0, os.environ["OPENREG_EXAMPLES"])
     import train
-    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    return train
+
+
+DDP_BATCH, DDP_STEPS = 64, 4
+
+
+def train_single_process(micro_batches: int = 1):
+    """The reference: single process, full batch, on the CPU."""
+    train = example_training()
+    features, labels = train.make_dataset(num_samples=512)
+    model = train.build_model()
+    optimizer = train.make_optimizer(model)
+    for step in range(DDP_STEPS):
+        optimizer.zero_grad()
+        for micro in range(micro_batches):
+            rows = slice((step * micro_batches + micro) * DDP_BATCH, (step * micro_batches + micro + 1) * DDP_BATCH)
+            torch.nn.functional.cross_entropy(model(features[rows]), labels[rows]).backward()
+        optimizer.step()
+    return model
+
+
+def train_ddp(dev: torch.device, micro_batches: int = 1, hook=None):
+    """Each rank trains on its share of every full batch, in several buckets."""
     from torch.nn.parallel import DistributedDataParallel
+
+    train = example_training()
+    features, labels = train.make_dataset(num_samples=512)
+    share = DDP_BATCH // WORLD
+    model = DistributedDataParallel(train.build_model().to(dev), bucket_cap_mb=0.01)
+    if hook is not None:
+        model.register_comm_hook(None, hook)
+    optimizer = train.make_optimizer(model)
+    x, y = features.to(dev), labels.to(dev)
+    for step in range(DDP_STEPS):
+        optimizer.zero_grad()
+        for micro in range(micro_batches):
+            start = (step * micro_batches + micro) * DDP_BATCH + RANK * share
+            rows = slice(start, start + share)
+            if micro == micro_batches - 1:
+                torch.nn.functional.cross_entropy(model(x[rows]), y[rows]).backward()
+            else:
+                with model.no_sync():
+                    torch.nn.functional.cross_entropy(model(x[rows]), y[rows]).backward()
+        optimizer.step()
+    return model.module
+
+
+def assert_same_parameters(model, reference) -> None:
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5, msg=name)
+
+
+def scenario_ddp() -> None:
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
     dev = init(backend="cpu:gloo,openreg:openreg")
 
@@ -550,49 +603,33 @@ def scenario_ddp() -> None:
         same(device_tensor, reference)
     check("backend_string_cpu_gloo_openreg", mixed_backends)
 
-    features, labels = train.make_dataset(num_samples=512)
-    batch, share, steps = 64, 64 // WORLD, 4
-
-    def reference_model(micro_batches: int = 1):
-        """Single process, full batch, on the CPU."""
-        model = train.build_model()
-        optimizer = train.make_optimizer(model)
-        for step in range(steps):
-            optimizer.zero_grad()
-            for micro in range(micro_batches):
-                rows = slice((step * micro_batches + micro) * batch, (step * micro_batches + micro + 1) * batch)
-                torch.nn.functional.cross_entropy(model(features[rows]), labels[rows]).backward()
-            optimizer.step()
-        return model
-
-    def ddp_model(micro_batches: int = 1, hook=None):
-        model = DistributedDataParallel(train.build_model().to(dev), bucket_cap_mb=0.01)  # several buckets
-        if hook is not None:
-            model.register_comm_hook(None, hook)
-        optimizer = train.make_optimizer(model)
-        x, y = features.to(dev), labels.to(dev)
-        for step in range(steps):
-            optimizer.zero_grad()
-            for micro in range(micro_batches):
-                start = (step * micro_batches + micro) * batch + RANK * share
-                rows = slice(start, start + share)
-                last = micro == micro_batches - 1
-                if last:
-                    torch.nn.functional.cross_entropy(model(x[rows]), y[rows]).backward()
-                else:
-                    with model.no_sync():
-                        torch.nn.functional.cross_entropy(model(x[rows]), y[rows]).backward()
-            optimizer.step()
-        return model.module
-
-    def compare(model, reference):
-        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
-            torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5, msg=name)
-
-    check("ddp_equals_full_batch", lambda: compare(ddp_model(), reference_model()))
-    check("ddp_no_sync_equals_full_batch", lambda: compare(ddp_model(micro_batches=2), reference_model(2)))
+    check("ddp_equals_full_batch", lambda: assert_same_parameters(train_ddp(dev), train_single_process()))
+    check("ddp_no_sync_equals_full_batch",
+          lambda: assert_same_parameters(train_ddp(dev, micro_batches=2), train_single_process(2)))
     check("ddp_comm_hook_equals_full_batch",
-          lambda: compare(ddp_model(hook=default_hooks.allreduce_hook), reference_model()))
+          lambda: assert_same_parameters(train_ddp(dev, hook=default_hooks.allreduce_hook), train_single_process()))
+    dist.destroy_process_group()
+
+
+def scenario_no_arguments() -> None:
+    """`dist.init_process_group()` as device-generic scripts call it: no backend, no device, rendezvous from the
+    environment torchrun sets. PyTorch then registers openreg's backend alone (the accelerator's) but, in torch
+    2.13, names Gloo the group's default backend; DDP asks for that default."""
+    dev = device()
+    torch.openreg.set_device(dev)
+    dist.init_process_group()
+
+    def backends():
+        group = dist.group.WORLD
+        assert group._device_types == [torch.device("openreg")], group._device_types
+        assert group._get_backend(dev).name() == "openreg"
+        assert group.name() == "custom", group.name()
+        tensor = value(RANK).to(dev)
+        dist.all_reduce(tensor)
+        same(tensor, torch.stack([value(r) for r in range(WORLD)]).sum(0))
+    check("no_arguments_backend", backends)
+    check("no_arguments_ddp_equals_full_batch",
+          lambda: assert_same_parameters(train_ddp(dev), train_single_process()))
     dist.destroy_process_group()
 
 
