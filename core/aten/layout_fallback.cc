@@ -44,30 +44,28 @@ c10::DispatchKeySet CpuKeys(c10::DispatchKeySet keys) {
          c10::DispatchKeySet(c10::BackendComponent::CPUBit);
 }
 
-const char* LayoutName(c10::DispatchKey functionality) {
+// What the refusal of an op says about a layout: its name, and how to get a
+// tensor of it to one the op takes.
+struct LayoutWords {
+  const char* name;
+  const char* conversion;
+};
+
+// The words for the layout `functionality` gives, or none for a strided one.
+std::optional<LayoutWords> WordsFor(c10::DispatchKey functionality) {
+  constexpr const char* kToDense = "to_dense(), or another sparse layout";
   switch (functionality) {
     case c10::DispatchKey::Sparse:
-      return "sparse COO";
+      return LayoutWords{"sparse COO", kToDense};
     case c10::DispatchKey::SparseCsr:
-      return "sparse compressed (CSR, CSC, BSR, BSC)";
+      return LayoutWords{"sparse compressed (CSR, CSC, BSR, BSC)", kToDense};
     case c10::DispatchKey::Quantized:
-      return "quantized";
+      return LayoutWords{"quantized", "dequantize()"};
     case c10::DispatchKey::NestedTensor:
-      return "nested";
+      return LayoutWords{"nested",
+                         "to_padded_tensor(), or unbind() for the components"};
     default:
-      return "strided";
-  }
-}
-
-// How to get a tensor of the layout `functionality` names to one the op takes.
-const char* ConversionAdvice(c10::DispatchKey functionality) {
-  switch (functionality) {
-    case c10::DispatchKey::Quantized:
-      return "dequantize()";
-    case c10::DispatchKey::NestedTensor:
-      return "to_padded_tensor(), or unbind() for the components";
-    default:
-      return "to_dense(), or another sparse layout";
+      return std::nullopt;
   }
 }
 
@@ -143,21 +141,17 @@ class LayoutCall {
   // layouts either: before anything is enqueued, so nothing fails later.
   void CheckCpuKernelExists() const {
     const c10::DispatchKey functionality = cpu_keys_.highestFunctionalityKey();
-    if (functionality != c10::DispatchKey::Sparse &&
-        functionality != c10::DispatchKey::SparseCsr &&
-        functionality != c10::DispatchKey::Quantized &&
-        functionality != c10::DispatchKey::NestedTensor) {
-      return;
-    }
+    const std::optional<LayoutWords> words = WordsFor(functionality);
+    if (!words.has_value()) return;  // a strided op making another layout
     const c10::DispatchKey cpu_key = c10::toRuntimePerBackendFunctionalityKey(
         functionality, c10::BackendComponent::CPUBit);
     TORCH_CHECK_NOT_IMPLEMENTED(
         op_.hasComputedKernelForDispatchKey(cpu_key), facts_.schema_name,
-        " is not supported for ", LayoutName(functionality),
+        " is not supported for ", words->name,
         " tensors on openreg: openreg runs such ops with PyTorch's CPU "
         "kernels, and there is no ",
         cpu_key, " kernel for it. Convert the tensor first (",
-        ConversionAdvice(functionality), ") or run the op on the CPU.");
+        words->conversion, ") or run the op on the CPU.");
   }
 
   // Validates devices and notes the op's.
